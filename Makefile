@@ -1,0 +1,56 @@
+# Every target bootstraps what it needs on a machine with only Python 3.10+ and make:
+# uv comes from PATH, or is installed with pip into .tools/ on first use.
+PYTHON ?= python3
+UV ?= $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
+RUN := $(UV) run --frozen
+CORE_ENV := .venv-core
+
+.PHONY: demo test test-all test-core lint format bench record schema sync clean
+
+.tools/bin/uv:
+	$(PYTHON) -m venv .tools
+	.tools/bin/python -m pip install --quiet --disable-pip-version-check uv
+
+.venv/.synced: pyproject.toml uv.lock shared/pyproject.toml integrations/langchain/pyproject.toml integrations/llamaindex/pyproject.toml | $(UV)
+	$(UV) sync --frozen --all-groups
+	@touch $@
+
+sync: .venv/.synced
+
+## demo: citations from every provider, offline, replaying bundled cassettes
+demo: .venv/.synced
+	$(RUN) unicite demo
+
+## test: the full suite, then the core's suite with only unicite installed
+test: test-all test-core
+
+test-all: .venv/.synced
+	$(RUN) pytest
+
+# The core must import and pass its tests with no framework and no provider SDK installed:
+# a separate environment holding only unicite and the test tools.
+test-core: | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(CORE_ENV) $(UV) sync --frozen --package unicite --group test-core
+	UNICITE_CORE_ONLY=1 $(CORE_ENV)/bin/python -m pytest -p no:cacheprovider
+
+lint: .venv/.synced
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+	$(RUN) mypy
+
+format: .venv/.synced
+	$(RUN) ruff check --fix .
+	$(RUN) ruff format .
+
+bench: .venv/.synced
+	$(RUN) python benchmarks/run.py
+
+## record: re-record the cassettes against the live APIs (needs the provider API keys)
+record: .venv/.synced
+	$(RUN) pytest --record-mode=rewrite -m vcr
+
+schema: .venv/.synced
+	$(RUN) unicite schema > shared/unicite/cited_answer.schema.json
+
+clean:
+	rm -rf .venv $(CORE_ENV) .tools .pytest_cache .mypy_cache .ruff_cache

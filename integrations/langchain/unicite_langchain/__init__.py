@@ -1,0 +1,7 @@
+"""LangChain adapter for unicite."""
+
+from importlib.metadata import version as _version
+
+__version__ = _version("unicite-langchain")
+
+__all__ = ["__version__"]

@@ -1,0 +1,5 @@
+"""Allow ``python -m unicite``."""
+
+from unicite.cli import main
+
+main()

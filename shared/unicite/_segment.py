@@ -1,0 +1,1035 @@
+"""Sentence, clause and claim segmentation of Markdown-ish LLM answers.
+
+Every offset is a ``str`` index into the original text, which is never modified.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "CITATION_MARKER_RE",
+    "MARKER_RE",
+    "Segment",
+    "SegmentKind",
+    "claim_span",
+    "claim_spans",
+    "clauses",
+    "find_markers",
+    "segment",
+]
+
+SegmentKind = Literal["sentence", "heading", "bullet", "code", "table", "quote"]
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One unit of an answer; ``source[start:end]`` is non-empty and trimmed of whitespace."""
+
+    start: int
+    end: int
+    kind: SegmentKind
+
+    def text(self, source: str) -> str:
+        """Return the segment's text.
+
+        Args:
+            source: The text the segment was computed from.
+
+        Returns:
+            ``source[start:end]``.
+        """
+        return source[self.start : self.end]
+
+
+# --------------------------------------------------------------------------- citation markers
+
+# Scripts written without spaces between words: a marker glued to one of their letters is
+# still a marker, whereas one glued to a Latin identifier (``a[1]``) is indexing.
+_SPACELESS = (
+    "\u0e00-\u0eff"
+    "\u1000-\u109f"
+    "\u1780-\u17ff"
+    "\u2e80-\u2fdf"
+    "\u3005-\u3007"
+    "\u3021-\u3029"
+    "\u3031-\u303c"
+    "\u3040-\u30ff"
+    "\u3100-\u31ff"
+    "\u3400-\u4dbf"
+    "\u4e00-\u9fff"
+    "\ua960-\ua97f"
+    "\uac00-\ud7af"
+    "\uf900-\ufaff"
+    "\uff66-\uff9f"
+    "\U00020000-\U0003ffff"
+)
+_SPACELESS_RE = re.compile("[" + _SPACELESS + "]")
+
+_IDENT_GUARD = "(?<![^\\W" + _SPACELESS + "])(?<![/=?&#%+~@\\[\\\\])"
+_NUMS = r"\d{1,4}(?:[ \t]*[,\u2013\-][ \t]*\d{1,4}){0,40}"
+_URL_PARENS = r"\((?:[^()\s]|\([^()\s]{0,300}\)){1,2048}\)"
+_LINK = r"\[[^\[\]\n]{1,200}\]" + _URL_PARENS
+_NUMERIC_SHAPES = (
+    r"\[\[" + _NUMS + r"\]\](?:" + _URL_PARENS + ")?"
+    r"|\[" + _NUMS + r"\](?!\()(?!:[ \t]*(?:[A-Za-z][A-Za-z0-9+.\-]{0,20}://|www\.|<))"
+)
+_SUP_GUARD = r"(?<![0-9])(?<!(?<![A-Za-z])[A-Za-z])(?<!(?<![A-Za-z])[A-Za-z]{2})"
+_SUP = r"<(?i:sup)\b[^<>\n]{0,200}>(?:[^<\n]|<(?!/(?i:sup)>)){1,200}</(?i:sup)>"
+_OTHER_SHAPES = (
+    r"\[\[[A-Za-z_][\w\-]{0,15}:[ \t]*" + _NUMS + r"\]\](?:" + _URL_PARENS + ")?",
+    r"\[\^[^\[\]\s]{1,40}\](?!:)",
+    r"\[\d{1,4}(?::\d{1,4})?\u2020[^\[\]\n]{0,80}\]",
+    r"\u3010(?:[^\u3010\u3011\n\u2020]{1,80}\u2020[^\u3010\u3011\n]{0,80}"
+    r"|\d{1,6}(?::\d{1,6}){0,3})\u3011",
+    r"\(" + _LINK + r"(?:[ \t]*[,;][ \t]*" + _LINK + r"){0,9}\)",
+)
+
+MARKER_RE = re.compile(
+    "|".join(
+        (
+            f"{_IDENT_GUARD}(?:{_NUMERIC_SHAPES})",
+            f"{_SUP_GUARD}{_SUP}",
+            *_OTHER_SHAPES,
+        )
+    )
+)
+"""Citation markers: ``[1]``, ``[1, 2]``, ``[2-4]``, ``[^1]``, ``[[S:1,3]]``, ``【4:0†source】``,
+``<sup>…</sup>`` and parenthesised inline links ``([site](url))``.
+
+Numeric brackets glued to a Latin identifier (``a[1]``), followed by ``(`` (link text) or
+used as a reference definition (``[1]: https://…``) do not match; :func:`find_markers`
+additionally drops matches inside code and URLs.
+"""
+CITATION_MARKER_RE = MARKER_RE
+
+_MARKER_SHAPE_RE = re.compile("|".join((_NUMERIC_SHAPES, _SUP, *_OTHER_SHAPES)))
+_BACKTICKS_RE = re.compile(r"`+")
+_URL_SCAN = 300
+
+
+def _code_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """Inline code spans in ``text[lo:hi]``: a backtick run closed by the next equal run."""
+    runs = [m.span() for m in _BACKTICKS_RE.finditer(text, lo, hi)]
+    if len(runs) < 2:
+        return []
+    nxt = [-1] * len(runs)
+    last: dict[int, int] = {}
+    for idx in range(len(runs) - 1, -1, -1):
+        width = runs[idx][1] - runs[idx][0]
+        nxt[idx] = last.get(width, -1)
+        last[width] = idx
+    spans: list[tuple[int, int]] = []
+    idx = 0
+    while idx < len(runs):
+        pair = nxt[idx]
+        if pair < 0:
+            idx += 1
+        else:
+            spans.append((runs[idx][0], runs[pair][1]))
+            idx = pair + 1
+    return spans
+
+
+def _in_url(text: str, pos: int) -> bool:
+    lo = max(0, pos - _URL_SCAN)
+    k = pos
+    if pos > 0 and text[pos - 1] in ")]\"'\u201d\u2019":
+        return False
+    while k > lo and not text[k - 1].isspace() and text[k - 1] not in "<>\"'":
+        k -= 1
+    token = text[k:pos]
+    return "://" in token or token[:4].lower() == "www."
+
+
+def _marker_spans(
+    text: str, lo: int, hi: int, codes: list[tuple[int, int]] | None = None
+) -> list[tuple[int, int]]:
+    if codes is None:
+        codes = _code_spans(text, lo, hi)
+    out: list[tuple[int, int]] = []
+    ci = 0
+    for m in MARKER_RE.finditer(text, lo, hi):
+        a = m.start()
+        while ci < len(codes) and codes[ci][1] <= a:
+            ci += 1
+        if ci < len(codes) and codes[ci][0] <= a:
+            continue
+        if _in_url(text, a):
+            continue
+        out.append((a, m.end()))
+    return out
+
+
+# --------------------------------------------------------------------------- sentences
+
+_TERM_RE = re.compile("[.!?\u2026\u203c\u2047\u2048\u2049\u3002\uff61\uff01\uff1f]+")
+_CJK_TERMS = frozenset("\u3002\uff61\uff01\uff1f")
+_CLOSERS = frozenset("\"'\u201d\u2019\u00bb\u203a)]*_\u300d\u300f\uff09\u3011\u3015\u3009\u300b")
+_OPENERS = frozenset(
+    "\"'\u201c\u2018\u00ab\u2039\u201e\u201a([{\u00bf\u00a1*_`<#@~"
+    "\u300c\u300e\uff08\u3010\u3014\u3008\u300a"
+)
+# fmt: off
+_ABBREVIATIONS = frozenset({
+    "mr", "mrs", "ms", "mx", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "cf", "approx",
+    "inc", "ltd", "co", "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+    "oct", "nov", "dec", "gen", "gov", "sen", "rep", "rev", "hon", "capt", "col", "lt", "sgt",
+    "messrs", "mme", "mlle", "dept", "univ", "est", "al", "viz", "incl", "esp", "ca", "bzw",
+    "usw", "ggf", "evtl", "inkl", "vgl", "sog",
+})
+# Abbreviations that are also ordinary words ("No."), so they only hold before a number.
+_NUMBER_ABBREVIATIONS = frozenset({
+    "no", "nos", "nr", "fig", "figs", "eq", "eqs", "vol", "vols", "pp", "p", "ch", "sec",
+})
+# fmt: on
+_ABBREV_SCAN = 40
+
+
+def _is_abbreviation(text: str, dot: int, lo: int, following: str) -> bool:
+    k = dot
+    limit = max(lo, dot - _ABBREV_SCAN)
+    while k > limit and (text[k - 1].isalpha() or text[k - 1] == "."):
+        k -= 1
+    if k == limit and k > lo and (text[k - 1].isalpha() or text[k - 1] == "."):
+        return False
+    token = text[k:dot]
+    if not token:
+        return False
+    low = token.lower()
+    if low in _ABBREVIATIONS:
+        return True
+    if low in _NUMBER_ABBREVIATIONS:
+        return following.isdigit()
+    if len(token) == 1:
+        return token.isupper()
+    return "." in token and all(1 <= len(part) <= 2 for part in token.split("."))
+
+
+def _plausible_start(ch: str) -> bool:
+    if ch.isalpha():
+        return not ch.islower()
+    if ch.isdigit() or ch in _OPENERS:
+        return True
+    return unicodedata.category(ch) in ("So", "Sc")
+
+
+def _is_break(text: str, pos: int) -> bool:
+    ch = text[pos]
+    return ch == "\n" or (ch == "\r" and (pos + 1 >= len(text) or text[pos + 1] != "\n"))
+
+
+def _trim(text: str, a: int, b: int) -> tuple[int, int]:
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    return a, b
+
+
+# --------------------------------------------------------------------------- blocks
+
+_EOL_RE = re.compile(r"\r\n|\r|\n")
+_NONWS_RE = re.compile(r"\S")
+_FENCE_RE = re.compile(r"`{3,}|~{3,}")
+_RUN_RE = {"`": re.compile(r"`+"), "~": re.compile(r"~+")}
+_SETEXT_RE = re.compile(r"(?:=+|-+)\s*$")
+_THEMATIC_RE = re.compile(r"([-*_])(?:[ \t]*\1){2,}\s*$")
+_ATX_RE = re.compile(r"#{1,6}(?:\s|$)")
+_LIST_RE = re.compile(r"([-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+_DELIM_ROW_RE = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?\s*$")
+_BOLD_LINE_RE = re.compile(r"(\*\*|__)(?=\S)(.{1,120}?)(?<=\S)\1[ \t]*:?\s*$")
+_QUOTE_PREFIX_CHARS = frozenset(" \t>")
+_QUOTE_ONLY_RE = re.compile(r"[\s>]+")
+
+
+class _Parser:
+    """Line-based block parser feeding paragraphs, list items and quotes to the splitter."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        starts = [0]
+        ends: list[int] = []
+        for m in _EOL_RE.finditer(text):
+            ends.append(m.start())
+            starts.append(m.end())
+        ends.append(len(text))
+        self.ls = starts
+        self.le = ends
+        self.fs = [self._first(s, e) for s, e in zip(starts, ends, strict=True)]
+        self.out: list[Segment] = []
+        self.cur: str | None = None
+        self.cur_first = 0
+        self.cur_last = 0
+        self.cur_scan = 0
+
+    def _first(self, s: int, e: int) -> int:
+        m = _NONWS_RE.search(self.text, s, e)
+        return -1 if m is None else m.start()
+
+    def _indent(self, s: int, f: int) -> int:
+        width = 0
+        for ch in self.text[s:f]:
+            width = width + 4 - width % 4 if ch == "\t" else width + 1
+        return width
+
+    def _emit(self, a: int, b: int, kind: SegmentKind) -> None:
+        a, b = _trim(self.text, a, b)
+        if a < b:
+            self.out.append(Segment(a, b, kind))
+
+    def _open(self, kind: str, line: int, scan: int) -> None:
+        self.cur = kind
+        self.cur_first = line
+        self.cur_last = line
+        self.cur_scan = scan
+
+    def run(self) -> list[Segment]:
+        text, ls, le, fs = self.text, self.ls, self.le, self.fs
+        nlines = len(ls)
+        blank_before = True
+        in_list = False
+        list_col = 0
+        in_table = False
+        i = 0
+        while i < nlines:
+            f = fs[i]
+            if f < 0:
+                self._close()
+                blank_before = True
+                in_table = False
+                i += 1
+                continue
+            s, e = ls[i], le[i]
+            ind = self._indent(s, f)
+            ch = text[f]
+            was_blank, blank_before = blank_before, False
+            threshold = list_col + 4 if in_list else 4
+            if was_blank and ind >= threshold:
+                self._close()
+                last = j = i
+                while j < nlines and (fs[j] < 0 or self._indent(ls[j], fs[j]) >= threshold):
+                    if fs[j] >= 0:
+                        last = j
+                    j += 1
+                self._emit(f, le[last], "code")
+                i = last + 1
+                continue
+            if ch in "`~":
+                m = _FENCE_RE.match(text, f, e)
+                if m is not None and (ch == "~" or text.find("`", m.end(), e) < 0):
+                    self._close()
+                    i = self._fence(i, m.end() - m.start(), ch)
+                    in_table = False
+                    if ind == 0:
+                        in_list = False
+                    continue
+            if ind < 4:
+                if self.cur == "para" and ch in "=-" and _SETEXT_RE.match(text, f, e):
+                    self._emit(fs[self.cur_first], e, "heading")
+                    self.cur = None
+                    i += 1
+                    continue
+                if (ch in "-*_" and _THEMATIC_RE.match(text, f, e)) or (
+                    ch == "#" and _ATX_RE.match(text, f, e)
+                ):
+                    self._close()
+                    self._emit(f, e, "heading")
+                    in_table = False
+                    if ind == 0:
+                        in_list = False
+                    i += 1
+                    continue
+            if ch == "|" or self._table_header(i):
+                self._close()
+                self._emit(f, e, "table")
+                if ch != "|":
+                    self._emit(fs[i + 1], le[i + 1], "table")
+                    i += 1
+                in_table = True
+                if ind == 0:
+                    in_list = False
+                i += 1
+                continue
+            if ch == ">":
+                if self.cur == "quote":
+                    self.cur_last = i
+                else:
+                    self._close()
+                    self._open("quote", i, f)
+                    if ind == 0:
+                        in_list = False
+                in_table = False
+                i += 1
+                continue
+            m = _LIST_RE.match(text, f, e)
+            if m is not None:
+                self._close()
+                scan = m.end(1)
+                while scan < e and text[scan] in " \t":
+                    scan += 1
+                self._open("item", i, scan)
+                in_list = True
+                list_col = ind + (scan - f if scan < e else m.end(1) - f + 1)
+                in_table = False
+                i += 1
+                continue
+            if in_table and text.find("|", f, e) >= 0:
+                self._emit(f, e, "table")
+                i += 1
+                continue
+            in_table = False
+            if self.cur in (None, "para") and ch in "*_" and self._bold_line(f, e):
+                self._close()
+                self._emit(f, e, "heading")
+                i += 1
+                continue
+            if self.cur is not None:
+                self.cur_last = i
+            else:
+                self._open("para", i, f)
+                if ind == 0:
+                    in_list = False
+            i += 1
+        self._close()
+        return self.out
+
+    def _fence(self, i: int, width: int, ch: str) -> int:
+        text, le, fs = self.text, self.le, self.fs
+        end_line = len(le) - 1
+        run = _RUN_RE[ch]
+        for j in range(i + 1, len(le)):
+            fj = fs[j]
+            if fj >= 0 and text[fj] == ch:
+                m = run.match(text, fj, le[j])
+                if (
+                    m is not None
+                    and m.end() - fj >= width
+                    and _NONWS_RE.search(text, m.end(), le[j]) is None
+                ):
+                    end_line = j
+                    break
+        self._emit(fs[i], le[end_line], "code")
+        return end_line + 1
+
+    def _table_header(self, i: int) -> bool:
+        text, le, fs = self.text, self.le, self.fs
+        if i + 1 >= len(le) or fs[i + 1] < 0 or text.find("|", fs[i], le[i]) < 0:
+            return False
+        nf, ne = fs[i + 1], le[i + 1]
+        return text.find("|", nf, ne) >= 0 and _DELIM_ROW_RE.match(text, nf, ne) is not None
+
+    def _bold_line(self, f: int, e: int) -> bool:
+        m = _BOLD_LINE_RE.match(self.text, f, e)
+        if m is None:
+            return False
+        inner = m.group(2)
+        return m.group(1) not in inner and inner[-1] not in ".!?\u2026\u3002\uff01\uff1f"
+
+    def _close(self) -> None:
+        kind = self.cur
+        if kind is None:
+            return
+        self.cur = None
+        first, last = self.cur_first, self.cur_last
+        bs, be = self.fs[first], self.le[last]
+        quote = kind == "quote"
+        points = self._split(bs, be, self.cur_scan, quote, first, last)
+        first_kind: SegmentKind = "bullet" if kind == "item" else "quote" if quote else "sentence"
+        rest_kind: SegmentKind = "quote" if quote else "sentence"
+        prev = bs
+        emitted = False
+        for p in [*points, be]:
+            a, b = _trim(self.text, prev, p)
+            if a >= b:
+                prev = p
+                continue
+            if quote and _QUOTE_ONLY_RE.fullmatch(self.text, a, b):
+                # An empty quote line belongs to the next sentence, or to the last one.
+                if p < be:
+                    continue
+                if emitted:
+                    done = self.out[-1]
+                    self.out[-1] = Segment(done.start, b, done.kind)
+                    break
+            self.out.append(Segment(a, b, first_kind))
+            emitted = True
+            first_kind = rest_kind
+            prev = p
+
+    def _forced(
+        self, first: int, last: int, quote: bool, mstarts: list[int], marks: list[tuple[int, int]]
+    ) -> list[int]:
+        """Line starts that begin a new unit regardless of punctuation."""
+        text, ls, le, fs = self.text, self.ls, self.le, self.fs
+        forced: list[int] = []
+        pending = False
+        for j in range(first + 1, last + 1):
+            c, e = fs[j], le[j]
+            if c < 0:
+                continue
+            if quote:
+                while c < e and text[c] in _QUOTE_PREFIX_CHARS:
+                    c += 1
+                if _NONWS_RE.search(text, c, e) is None:
+                    pending = True
+                    continue
+                if (
+                    pending
+                    or _LIST_RE.match(text, c, e)
+                    or _ATX_RE.match(text, c, e)
+                    or text[c] == "|"
+                ):
+                    forced.append(ls[j])
+                    pending = False
+                    continue
+            k = bisect.bisect_left(mstarts, c)
+            if k < len(marks) and marks[k][0] == c:
+                end = marks[k][1]
+                while k + 1 < len(marks) and _NONWS_RE.search(text, end, marks[k + 1][0]) is None:
+                    k += 1
+                    end = marks[k][1]
+                if end < e and _NONWS_RE.search(text, end, e) is not None:
+                    forced.append(ls[j])
+        return forced
+
+    def _split(self, bs: int, be: int, scan: int, quote: bool, first: int, last: int) -> list[int]:
+        """Sentence boundaries inside ``text[bs:be]`` (positions, increasing)."""
+        text = self.text
+        codes = _code_spans(text, scan, be)
+        marks = _marker_spans(text, scan, be, codes)
+        mstarts = [a for a, _ in marks]
+        points: list[int] = []
+        pos = scan
+        ci = mi = 0
+        while True:
+            m = _TERM_RE.search(text, pos, be)
+            if m is None:
+                break
+            i, j = m.span()
+            pos = j
+            while ci < len(codes) and codes[ci][1] <= i:
+                ci += 1
+            if ci < len(codes) and codes[ci][0] <= i:
+                pos = max(j, codes[ci][1])
+                continue
+            while mi < len(marks) and marks[mi][1] <= i:
+                mi += 1
+            if mi < len(marks) and marks[mi][0] <= i:
+                pos = max(j, marks[mi][1])
+                continue
+            cjk = text[j - 1] in _CJK_TERMS
+            k = j
+            while k < be and text[k] in _CLOSERS:
+                k += 1
+            k = self._eat_trailing(k, be, quote, marks, mstarts)
+            q = k
+            crossed = False
+            while q < be:
+                ch = text[q]
+                if ch.isspace():
+                    crossed = crossed or ch in "\n\r"
+                elif not (quote and crossed and ch == ">"):
+                    break
+                q += 1
+            if q >= be:
+                break
+            nxt = text[q]
+            if q == k:
+                if not cjk and not (nxt.isalpha() and _SPACELESS_RE.match(nxt)):
+                    continue
+            elif not cjk and not _plausible_start(nxt):
+                continue
+            if j - i == 1 and text[i] == "." and _is_abbreviation(text, i, bs, nxt):
+                continue
+            points.append(k)
+            pos = max(pos, k)
+        forced = self._forced(first, last, quote, mstarts, marks)
+        if forced:
+            points = sorted(set(points).union(forced))
+        return points
+
+    def _eat_trailing(
+        self, k: int, be: int, quote: bool, marks: list[tuple[int, int]], mstarts: list[int]
+    ) -> int:
+        """Extend a sentence end over the citation markers that close it."""
+        text = self.text
+        while True:
+            t = k
+            while t < be and text[t].isspace() and text[t] not in "\n\r":
+                t += 1
+            idx = bisect.bisect_left(mstarts, t)
+            if idx < len(marks) and mstarts[idx] == t:
+                k = marks[idx][1]
+                continue
+            break
+        # A line holding nothing but markers closes the sentence on the line before it.
+        t = k
+        breaks = 0
+        while t < be and (text[t].isspace() or (quote and breaks and text[t] == ">")):
+            if _is_break(text, t):
+                breaks += 1
+            t += 1
+        if breaks != 1:
+            return k
+        idx = bisect.bisect_left(mstarts, t)
+        end = -1
+        while idx < len(marks) and mstarts[idx] == t:
+            end = marks[idx][1]
+            idx += 1
+            t = end
+            while t < be and text[t] in " \t":
+                t += 1
+        if end < 0 or (t < be and not text[t].isspace()):
+            return k
+        return end
+
+
+def segment(text: str) -> list[Segment]:
+    """Split an answer into sentences and Markdown blocks.
+
+    Fenced and indented code blocks are one ``"code"`` segment each; headings (ATX, setext,
+    thematic breaks and lines that are wholly bold) and table rows are one segment per line;
+    paragraphs, list items and block quotes are split into sentences. Citation markers that
+    follow a sentence terminator stay with the sentence they close.
+
+    Args:
+        text: The answer, as Markdown-ish text.
+
+    Returns:
+        Segments in order. Together with whitespace they cover ``text`` exactly once; each is
+        non-empty and neither starts nor ends with whitespace.
+    """
+    return _Parser(text).run()
+
+
+def find_markers(text: str) -> list[tuple[int, int]]:
+    """Find the citation markers of an answer, outside code and URLs.
+
+    Args:
+        text: The answer.
+
+    Returns:
+        ``(start, end)`` spans of :data:`MARKER_RE` matches, in order.
+    """
+    out: list[tuple[int, int]] = []
+    for seg in segment(text):
+        if seg.kind != "code":
+            out.extend(_marker_spans(text, seg.start, seg.end))
+    return out
+
+
+# --------------------------------------------------------------------------- clauses
+
+_CONJUNCTION_RE = re.compile(r"\s+(?:and|but|or|while|whereas|although|which)(?=\s)")
+_CLAUSE_CHARS_RE = re.compile(r"[;:,()\[\]{}]")
+_TOKEN_RE = re.compile(r"\S+")
+_MIN_CLAUSE_WORDS = 4
+
+
+def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Split a long compound sentence into clauses.
+
+    Splits after ``;``, after ``:`` followed by more text and before ``and``, ``but``,
+    ``or``, ``while``, ``whereas``, ``although`` and ``which`` introduced by a comma, but only
+    where every resulting piece keeps at least four words. Brackets, inline code and citation
+    markers are never split.
+
+    Args:
+        text: The whole text.
+        start: Start of the sentence in ``text``.
+        end: End of the sentence in ``text``.
+
+    Returns:
+        Trimmed ``(start, end)`` spans covering the sentence in order; ``[(start, end)]``
+        (trimmed) when there is nothing to split, ``[]`` for a blank range.
+    """
+    n = len(text)
+    start = min(max(start, 0), n)
+    end = min(max(end, start), n)
+    s, e = _trim(text, start, end)
+    if s >= e:
+        return []
+    words = [
+        m.start() for m in _TOKEN_RE.finditer(text, s, e) if any(c.isalnum() for c in m.group())
+    ]
+
+    def count(a: int, b: int) -> int:
+        return bisect.bisect_left(words, b) - bisect.bisect_left(words, a)
+
+    codes = _code_spans(text, s, e)
+    skip = sorted(codes + _marker_spans(text, s, e, codes))
+    si = 0
+    depth = 0
+    cuts: list[int] = []
+    prev = s
+    for m in _CLAUSE_CHARS_RE.finditer(text, s, e):
+        i = m.start()
+        while si < len(skip) and skip[si][1] <= i:
+            si += 1
+        if si < len(skip) and skip[si][0] <= i:
+            continue
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+            continue
+        if ch in ")]}":
+            depth = max(0, depth - 1)
+            continue
+        if depth:
+            continue
+        cut = -1
+        if ch == ";":
+            cut = i + 1
+        elif ch == ":":
+            k = i + 1
+            while k < e and text[k] in _CLOSERS:
+                k += 1
+            if k < e and text[k].isspace():
+                cut = k
+        elif _CONJUNCTION_RE.match(text, i + 1, e):
+            cut = i + 1
+        if (
+            cut > prev
+            and count(prev, cut) >= _MIN_CLAUSE_WORDS
+            and count(cut, e) >= _MIN_CLAUSE_WORDS
+        ):
+            cuts.append(cut)
+            prev = cut
+    out: list[tuple[int, int]] = []
+    prev = s
+    for p in [*cuts, e]:
+        a, b = _trim(text, prev, p)
+        if a < b:
+            out.append((a, b))
+        prev = p
+    return out
+
+
+# --------------------------------------------------------------------------- claims
+
+_BULLET_PREFIX_RE = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]*(?:\[[ xX]\][ \t]+)?")
+_QUOTE_PREFIX_RE = re.compile(r"(?:>[ \t]*)+")
+_HEADING_PREFIX_RE = re.compile(r"#{1,6}[ \t]*")
+_PREFIX_RES = {
+    "bullet": _BULLET_PREFIX_RE,
+    "quote": _QUOTE_PREFIX_RE,
+    "heading": _HEADING_PREFIX_RE,
+}
+_CLAIM_PUNCT = ".,;:!?"
+# Bounds on the whitespace/punctuation gaps and empty table cells a claim looks across, so
+# that each claim costs O(sentence) however odd the caller's marker positions are.
+_GAP = 256
+_MAX_CELLS = 64
+_PIPE_RE = re.compile(r"\|")
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_segments(text: str) -> tuple[tuple[Segment, ...], tuple[int, ...]]:
+    segs = tuple(_Parser(text).run())
+    return segs, tuple(seg.start for seg in segs)
+
+
+class _Index:
+    """Segments of one text with per-segment marker and pipe positions, computed lazily."""
+
+    __slots__ = ("_marks", "_pipes", "_prefix", "after", "back", "fwd", "segs", "starts", "text")
+
+    def __init__(self, text: str, memo: bool) -> None:
+        self.text = text
+        self.segs, self.starts = _cached_segments(text)
+        self._marks: dict[int, tuple[list[int], list[int]]] = {}
+        self._pipes: dict[int, list[int]] = {}
+        # Walk results keyed by position; only shared across the markers of one batch.
+        self.back: dict[tuple[int, bool], int] | None = {} if memo else None
+        self.fwd: dict[int, int] | None = {} if memo else None
+        self.after: dict[tuple[int, int], tuple[int, int] | None] | None = {} if memo else None
+        self._prefix: dict[int, int] = {}
+
+    def seg_at(self, pos: int) -> int:
+        k = bisect.bisect_right(self.starts, pos) - 1
+        return k if k >= 0 and pos < self.segs[k].end else -1
+
+    def marks(self, k: int) -> tuple[list[int], list[int]]:
+        got = self._marks.get(k)
+        if got is None:
+            seg = self.segs[k]
+            spans = [] if seg.kind == "code" else _marker_spans(self.text, seg.start, seg.end)
+            got = ([a for a, _ in spans], [b for _, b in spans])
+            self._marks[k] = got
+        return got
+
+    def content_start(self, k: int) -> int:
+        """Start of segment ``k`` after its list, quote or heading prefix."""
+        got = self._prefix.get(k)
+        if got is None:
+            seg = self.segs[k]
+            pattern = _PREFIX_RES.get(seg.kind)
+            m = None if pattern is None else pattern.match(self.text, seg.start, seg.end)
+            got = seg.start if m is None else m.end()
+            self._prefix[k] = got
+        return got
+
+    def pipes(self, k: int) -> list[int]:
+        got = self._pipes.get(k)
+        if got is None:
+            seg = self.segs[k]
+            got = [m.start() for m in _PIPE_RE.finditer(self.text, seg.start, seg.end)]
+            self._pipes[k] = got
+        return got
+
+    def marker_ending_at(self, q: int) -> int:
+        if q <= 0:
+            return -1
+        k = self.seg_at(q - 1)
+        if k < 0:
+            return -1
+        starts, ends = self.marks(k)
+        j = bisect.bisect_left(ends, q)
+        return starts[j] if j < len(ends) and ends[j] == q else -1
+
+    def marker_starting_at(self, r: int) -> int:
+        k = self.seg_at(r)
+        if k < 0:
+            return -1
+        starts, ends = self.marks(k)
+        j = bisect.bisect_left(starts, r)
+        return ends[j] if j < len(starts) and starts[j] == r else -1
+
+
+def _walk_back(text: str, idx: _Index, p: int, newlines: bool) -> int:
+    """Position after the last non-space character before ``p``, skipping other markers.
+
+    Returns -1 when a blank line is crossed. Without ``newlines`` the walk stops at a line
+    break, so the result may point just after it (as it does after an overlong gap).
+    """
+    seen: list[int] = []
+    result = -1
+    while True:
+        if idx.back is not None:
+            cached = idx.back.get((p, newlines))
+            if cached is not None:
+                result = cached
+                break
+        seen.append(p)
+        q = p
+        breaks = 0
+        floor = max(0, p - _GAP)
+        while q > floor and text[q - 1].isspace():
+            if _is_break(text, q - 1):
+                if not newlines:
+                    break
+                breaks += 1
+                if breaks >= 2:
+                    break
+            q -= 1
+        if breaks >= 2:
+            break
+        start = idx.marker_ending_at(q)
+        if start >= 0:
+            p = start
+            continue
+        r = q
+        floor = max(0, q - _GAP)
+        while r > floor and (text[r - 1] in _CLAIM_PUNCT or text[r - 1] in " \t"):
+            r -= 1
+        if r < q:
+            start = idx.marker_ending_at(r)
+            if start >= 0:
+                p = start
+                continue
+        result = q
+        break
+    if idx.back is not None:
+        for pos in seen:
+            idx.back[(pos, newlines)] = result
+    return result
+
+
+def _eat_forward(text: str, idx: _Index, r: int) -> int:
+    """Position of the first non-space character from ``r`` on, skipping markers."""
+    seen: list[int] = []
+    n = len(text)
+    while True:
+        if idx.fwd is not None:
+            cached = idx.fwd.get(r)
+            if cached is not None:
+                r = cached
+                break
+        seen.append(r)
+        t = r
+        ceiling = min(n, r + _GAP)
+        while t < ceiling and text[t].isspace() and not _is_break(text, t):
+            t += 1
+        end = idx.marker_starting_at(t) if t < n else -1
+        if end > t:
+            r = end
+            continue
+        r = t
+        break
+    if idx.fwd is not None:
+        for pos in seen:
+            idx.fwd[pos] = r
+    return r
+
+
+def _skip_gap(text: str, a: int, b: int) -> int:
+    """Skip whitespace and clause punctuation from ``a``; ``b`` when the gap is overlong."""
+    ceiling = min(b, a + _GAP)
+    while a < ceiling and (text[a].isspace() or text[a] in ",;:"):
+        a += 1
+    return b if a == ceiling < b and (text[a].isspace() or text[a] in ",;:") else a
+
+
+def _before(text: str, idx: _Index, q: int, ms: int) -> tuple[int, int] | None:
+    """Claim ending at ``q`` (just after a non-space); ``None`` when only a prefix precedes."""
+    k = idx.seg_at(q - 1)
+    if k < 0:
+        return None
+    start = idx.content_start(k)
+    if q - 1 < start:
+        return None
+    ends = idx.marks(k)[1]
+    j = bisect.bisect_right(ends, q) - 1
+    if j >= 0 and ends[j] > start:
+        start = ends[j]
+    start = _skip_gap(text, start, q)
+    return (start, q) if start < q else (ms, ms)
+
+
+def _after(text: str, idx: _Index, me: int, limit: int = -1) -> tuple[int, int] | None:
+    """Claim following a marker that leads its sentence; ``None`` when nothing follows."""
+    r = _eat_forward(text, idx, me)
+    if r >= len(text) or text[r].isspace():
+        return None
+    key = (r, limit)
+    if idx.after is not None and key in idx.after:
+        return idx.after[key]
+    got: tuple[int, int] | None = None
+    k = idx.seg_at(r)
+    if k >= 0:
+        end = idx.segs[k].end
+        if 0 <= limit < end:
+            end = limit
+        starts = idx.marks(k)[0]
+        j = bisect.bisect_left(starts, r)
+        if j < len(starts) and starts[j] < end:
+            end = starts[j]
+        while end > r and (text[end - 1] in ",;:" or text[end - 1].isspace()):
+            end -= 1
+        if r < end:
+            got = (r, end)
+    if idx.after is not None:
+        idx.after[key] = got
+    return got
+
+
+def _table_claim(text: str, idx: _Index, k: int, ms: int, me: int) -> tuple[int, int]:
+    """Claim of a marker inside a table row: its cell, else the nearest earlier cell."""
+    seg = idx.segs[k]
+    pipes = idx.pipes(k)
+    j = bisect.bisect_left(pipes, ms) - 1
+    cell_lo = pipes[j] + 1 if j >= 0 else seg.start
+    nxt = bisect.bisect_left(pipes, me)
+    cell_hi = pipes[nxt] if nxt < len(pipes) else seg.end
+    q = _walk_back(text, idx, ms, False)
+    if q > cell_lo and not text[q - 1].isspace():
+        start = cell_lo
+        ends = idx.marks(k)[1]
+        jm = bisect.bisect_right(ends, q) - 1
+        if jm >= 0 and ends[jm] > start:
+            start = ends[jm]
+        start = _skip_gap(text, start, q)
+        if start < q:
+            return start, q
+    got = _after(text, idx, me, cell_hi)
+    if got is not None:
+        return got
+    for jj in range(j, max(-1, j - _MAX_CELLS), -1):
+        lo = pipes[jj - 1] + 1 if jj >= 1 else seg.start
+        hi = pipes[jj]
+        while hi > lo and text[hi - 1].isspace() and hi > pipes[jj] - _GAP:
+            hi -= 1
+        a = _skip_gap(text, lo, hi)
+        if a < hi and not text[hi - 1].isspace():
+            return a, hi
+    return ms, ms
+
+
+def _claim(text: str, idx: _Index, ms: int, me: int) -> tuple[int, int]:
+    k = idx.seg_at(ms)
+    if k >= 0 and idx.segs[k].kind == "table":
+        return _table_claim(text, idx, k, ms, me)
+    q = _walk_back(text, idx, ms, False)
+    if q > 0 and not text[q - 1].isspace():
+        got = _before(text, idx, q, ms)
+        if got is not None:
+            return got
+    got = _after(text, idx, me)
+    if got is not None:
+        return got
+    q = _walk_back(text, idx, ms, True)
+    if q > 0 and not text[q - 1].isspace():
+        got = _before(text, idx, q, ms)
+        if got is not None:
+            return got
+    return ms, ms
+
+
+def _bounds(text: str, marker_start: int, marker_end: int | None) -> tuple[int, int]:
+    n = len(text)
+    ms = min(max(marker_start, 0), n)
+    if marker_end is None:
+        m = _MARKER_SHAPE_RE.match(text, ms)
+        return ms, ms if m is None else m.end()
+    return ms, min(max(marker_end, ms), n)
+
+
+def claim_span(text: str, marker_start: int, marker_end: int | None = None) -> tuple[int, int]:
+    """Find the claim a citation marker closes.
+
+    The claim is the sentence holding the last non-space character before the marker (other
+    markers right before it are skipped, so ``[1][2]`` share a claim), starting after any
+    earlier marker in that sentence. A marker that leads its bullet, line or sentence claims
+    the text after it instead. List, quote and heading prefixes are excluded; in a table the
+    claim is the marker's cell.
+
+    The text's segmentation is cached, so repeated calls on one text cost
+    O(sentence length); use :func:`claim_spans` for many markers at once.
+
+    Args:
+        text: The answer.
+        marker_start: Start of the marker in ``text``.
+        marker_end: End of the marker; found with the marker pattern when ``None``.
+
+    Returns:
+        Trimmed ``(start, end)`` with ``start <= end``: it ends at or before the marker, or
+        starts at or after its end for a leading marker; ``(marker_start, marker_start)``
+        when there is no claim.
+    """
+    ms, me = _bounds(text, marker_start, marker_end)
+    return _claim(text, _Index(text, memo=False), ms, me)
+
+
+def claim_spans(text: str, markers: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Find the claims of many citation markers, in linear time overall.
+
+    Args:
+        text: The answer.
+        markers: ``(start, end)`` spans of markers in ``text``.
+
+    Returns:
+        One span per marker, equal to ``claim_span(text, start, end)``.
+    """
+    idx = _Index(text, memo=True)
+    out: list[tuple[int, int]] = []
+    for marker_start, marker_end in markers:
+        ms, me = _bounds(text, marker_start, marker_end)
+        out.append(_claim(text, idx, ms, me))
+    return out

@@ -1,0 +1,54 @@
+"""The errors unicite raises, as one small tree.
+
+```
+UniciteError
+├── UsageError              the caller passed something unicite cannot use (also a ValueError)
+├── CitationError           provider data could not be read, raised only with strict=True
+└── GroundingRequiredError  a grounded request came back without grounding or citations
+```
+
+Extraction, parsing and rendering never raise on odd provider data: they record diagnostics.
+`CitationError` appears only when the caller asked for `strict=True`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CitationError", "GroundingRequiredError", "UniciteError", "UsageError"]
+
+
+class UniciteError(Exception):
+    """Base class of every error unicite raises on purpose."""
+
+
+class UsageError(UniciteError, ValueError):
+    """The caller passed an argument unicite cannot use (wrong type, unknown option)."""
+
+
+class CitationError(UniciteError):
+    """Provider data could not be turned into citations (raised in strict mode only).
+
+    Attributes:
+        provider: The provider whose data was being read, when known.
+        diagnostics: Every problem found, in the order they were found.
+    """
+
+    def __init__(
+        self, message: str, *, provider: str | None = None, diagnostics: list[str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.diagnostics = list(diagnostics or [message])
+
+
+class GroundingRequiredError(UniciteError):
+    """The grounding policy required citations and the answer had none.
+
+    Attributes:
+        provider: The provider that produced the answer, when known.
+        reason: Why the policy failed, e.g. ``"no grounding metadata"`` or ``"no citations"``.
+    """
+
+    def __init__(self, message: str, *, provider: str | None = None, reason: str) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.reason = reason

@@ -1,0 +1,381 @@
+"""The provider-neutral citation model: `Source`, `Citation`, `CitedAnswer` and source locations.
+
+Every path into unicite (native provider citations, tool and retriever sources, text markers,
+post-hoc attribution) ends in a `CitedAnswer`. Offsets are Python str indices into
+`CitedAnswer.text`; the answer checks its own invariants when it is built.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from unicite._ids import stable_source_id
+from unicite._offsets import OffsetIndex
+from unicite._urls import is_redirect_url, registrable_domain
+
+__all__ = [
+    "BlockLocation",
+    "CharLocation",
+    "Citation",
+    "CitationOrigin",
+    "CitedAnswer",
+    "Location",
+    "PageLocation",
+    "SearchResultLocation",
+    "Source",
+    "SourceKind",
+    "UrlLocation",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid", frozen=True)
+
+
+# --- where in a source a citation points ------------------------------------------------------
+
+
+class CharLocation(_Model):
+    """A character range in a plain-text source document (end exclusive)."""
+
+    kind: Literal["char"] = "char"
+    start: int = Field(ge=0)
+    """First character of the cited range in the source's text."""
+    end: int = Field(ge=0)
+    """One past the last character of the cited range."""
+    document_index: int | None = None
+    """Position of the document in the request, when the provider reports it."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CharLocation:
+        if self.start > self.end:
+            raise ValueError(f"char location start {self.start} > end {self.end}")
+        return self
+
+
+class PageLocation(_Model):
+    """A page range in a paged document such as a PDF (1-based, end exclusive)."""
+
+    kind: Literal["page"] = "page"
+    start_page: int = Field(ge=0)
+    """First cited page, 1-based."""
+    end_page: int = Field(ge=0)
+    """One past the last cited page: a citation of page 3 alone has start 3, end 4."""
+    document_index: int | None = None
+    """Position of the document in the request, when the provider reports it."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PageLocation:
+        if self.start_page > self.end_page:
+            raise ValueError(f"page location start {self.start_page} > end {self.end_page}")
+        return self
+
+
+class BlockLocation(_Model):
+    """A range of content blocks in a custom-content document (0-based, end exclusive)."""
+
+    kind: Literal["block"] = "block"
+    start_block: int = Field(ge=0)
+    """First cited content block."""
+    end_block: int = Field(ge=0)
+    """One past the last cited content block."""
+    document_index: int | None = None
+    """Position of the document in the request, when the provider reports it."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> BlockLocation:
+        if self.start_block > self.end_block:
+            raise ValueError(f"block location start {self.start_block} > end {self.end_block}")
+        return self
+
+
+class SearchResultLocation(_Model):
+    """A search result passed to the model, and optionally a block range inside it."""
+
+    kind: Literal["search_result"] = "search_result"
+    search_result_index: int = Field(ge=0)
+    """Position of the search result among those given to the model."""
+    start_block: int | None = Field(default=None, ge=0)
+    """First cited content block of the result."""
+    end_block: int | None = Field(default=None, ge=0)
+    """One past the last cited content block."""
+
+
+class UrlLocation(_Model):
+    """A web page as a whole, identified by its URL."""
+
+    kind: Literal["url"] = "url"
+    url: str
+    """The cited page's URL, as the provider gave it."""
+
+
+Location = Annotated[
+    CharLocation | PageLocation | BlockLocation | SearchResultLocation | UrlLocation,
+    Field(discriminator="kind"),
+]
+"""Where in a source a citation points, discriminated by `kind`."""
+
+SourceKind = Literal["web", "document", "file", "search_result", "tool", "place", "other"]
+"""What a source is: a web page, a document given in the request, an uploaded file, ..."""
+
+CitationOrigin = Literal[
+    "native",
+    "marker",
+    "posthoc-lexical",
+    "posthoc-llm",
+    "posthoc-embedding",
+    "posthoc-nli",
+    "manual",
+]
+"""How a citation came about: from the provider, from text markers, or attributed afterwards."""
+
+_DOMAIN_LIKE = re.compile(r"^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+[a-z][a-z0-9-]{1,62}$", re.IGNORECASE)
+
+
+# --- sources ------------------------------------------------------------------------------------
+
+
+class Source(_Model):
+    """Something an answer can cite: a web page, a document, a file, a tool result.
+
+    Only `id` identifies a source; when it is not given it is derived from the provider id, else
+    the normalized URL, else a hash of title and content, so the same source gets the same id on
+    every run. `domain` and `redirect` are filled from the URL when not given.
+    """
+
+    id: str = Field(default="", min_length=1)
+    """Stable identifier, unique within an answer; derived from the other fields when empty."""
+    kind: SourceKind = "web"
+    """What the source is."""
+    url: str | None = None
+    """Where the source lives, exactly as received (display and links use a sanitized form)."""
+    title: str | None = None
+    """Human-readable title."""
+    domain: str | None = None
+    """Registrable domain of the URL (``bbc.co.uk`` for ``forums.bbc.co.uk``)."""
+    snippet: str | None = None
+    """A short preview of the source's text: cheap to show or to put in a prompt."""
+    content: str | None = None
+    """The full text of the source, when known: expensive, used for attribution."""
+    provider_id: str | None = None
+    """The provider's own identifier (file id, document index, chunk id), when it has one."""
+    rank: int | None = None
+    """Position among the results it came with (0 = first), when it came from a ranked list."""
+    redirect: bool = False
+    """The URL is a redirect (Vertex ``grounding-api-redirect``) that hides the real site."""
+    extras: dict[str, Any] = Field(default_factory=dict)
+    """Provider fields the model has no place for, kept rather than dropped."""
+    raw: Any = Field(default=None, repr=False)
+    """The untouched provider object, for forensics; never rendered."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        url = data.get("url")
+        url = url if isinstance(url, str) and url else None
+        if not data.get("id"):
+            provider_id = data.get("provider_id")
+            data["id"] = stable_source_id(
+                provider_id=provider_id if isinstance(provider_id, str) else None,
+                url=url,
+                title=data.get("title") if isinstance(data.get("title"), str) else None,
+                content=_text_of(data),
+            )
+        if url is not None and "redirect" not in data:
+            data["redirect"] = is_redirect_url(url)
+        if data.get("domain") is None:
+            data["domain"] = _domain_for(url, data.get("title"), bool(data.get("redirect")))
+        if "kind" not in data and url is None:
+            data["kind"] = "document"
+        return data
+
+
+def _text_of(data: dict[str, Any]) -> str | None:
+    for key in ("content", "snippet"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _domain_for(url: str | None, title: object, redirect: bool) -> str | None:
+    if url is None:
+        return None
+    if redirect:
+        # Vertex redirect URLs hide the site; the grounding chunk's title usually is its domain.
+        if isinstance(title, str) and _DOMAIN_LIKE.match(title.strip()):
+            return registrable_domain(title.strip())
+        return None
+    return registrable_domain(url)
+
+
+# --- citations ----------------------------------------------------------------------------------
+
+
+class Citation(_Model):
+    """A span of the answer text tied to the sources that support it."""
+
+    start: int = Field(ge=0)
+    """Start of the claim span: a Python str index into `CitedAnswer.text`."""
+    end: int = Field(ge=0)
+    """End of the claim span (exclusive)."""
+    text: str
+    """The cited answer text: always equal to ``answer.text[start:end]``."""
+    source_ids: list[str] = Field(min_length=1)
+    """Ids of the supporting sources, each one in `CitedAnswer.sources`."""
+    quote: str | None = None
+    """Text quoted from the source, when the provider or the attributor gives it."""
+    location: Location | None = None
+    """Where in the (first) cited source the support lies."""
+    origin: CitationOrigin = "native"
+    """How the citation came about."""
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Probability that the sources support the claim, when known."""
+    marker_span: tuple[int, int] | None = None
+    """Span of the citation marker in the text (``[1]``, an inline link), when there is one."""
+    extras: dict[str, Any] = Field(default_factory=dict)
+    """Provider fields the model has no place for."""
+    raw: Any = Field(default=None, repr=False)
+    """The untouched provider object, for forensics; never rendered."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Citation:
+        if self.start > self.end:
+            raise ValueError(f"citation start {self.start} > end {self.end}")
+        if self.marker_span is not None and not 0 <= self.marker_span[0] <= self.marker_span[1]:
+            raise ValueError(f"marker span {self.marker_span} is not an ordered range")
+        return self
+
+
+# --- the answer ---------------------------------------------------------------------------------
+
+
+class CitedAnswer(_Model):
+    """Answer text, the sources it rests on, and citations tying spans of it to sources.
+
+    Invariants, checked on construction: citation spans lie within `text` and slice to
+    `Citation.text`; every cited source id resolves; source ids are unique. Citations are kept
+    sorted by ``(start, end)``. Footnote ``n`` is ``sources[n - 1]``.
+    """
+
+    text: str = ""
+    """The full answer text, as shown to the user."""
+    sources: list[Source] = Field(default_factory=list)
+    """Sources in display order."""
+    citations: list[Citation] = Field(default_factory=list)
+    """Citations sorted by ``(start, end)``."""
+    provider: str | None = None
+    """Which provider produced the answer (``"openai"``, ``"anthropic"``, ``"gemini"``, ...)."""
+    model: str | None = None
+    """The model that produced the answer, when reported."""
+    diagnostics: list[str] = Field(default_factory=list)
+    """What was odd or dropped while building the answer."""
+    extras: dict[str, Any] = Field(default_factory=dict)
+    """Answer-level provider data: search queries, search suggestions, usage, ..."""
+
+    _index: dict[str, int] = PrivateAttr(default_factory=dict)
+    _offsets: OffsetIndex | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _check_invariants(self) -> CitedAnswer:
+        index: dict[str, int] = {}
+        problems: list[str] = []
+        for position, source in enumerate(self.sources):
+            if source.id in index:
+                problems.append(f"duplicate source id {source.id!r}")
+            index[source.id] = position
+        size = len(self.text)
+        for n, citation in enumerate(self.citations):
+            if citation.end > size:
+                problems.append(f"citation {n} ends at {citation.end}, past the text ({size})")
+            elif self.text[citation.start : citation.end] != citation.text:
+                problems.append(
+                    f"citation {n} text does not match text[{citation.start}:{citation.end}]"
+                )
+            if citation.marker_span is not None and citation.marker_span[1] > size:
+                problems.append(f"citation {n} marker span {citation.marker_span} is past the text")
+            problems.extend(
+                f"citation {n} cites unknown source id {sid!r}"
+                for sid in citation.source_ids
+                if sid not in index
+            )
+            if len(problems) > 20:
+                break
+        if problems:
+            raise ValueError("; ".join(problems))
+        self.citations.sort(key=lambda c: (c.start, c.end))
+        self._index = index
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        # Equality is about content: the private lookup caches must not make equal answers differ.
+        if not isinstance(other, CitedAnswer):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _position(self, source_id: str) -> int | None:
+        position = self._index.get(source_id)
+        if position is not None and (
+            position >= len(self.sources) or self.sources[position].id != source_id
+        ):
+            # A copy made with model_copy(update=...) skips validation; rebuild the index.
+            self._index = {source.id: n for n, source in enumerate(self.sources)}
+            position = self._index.get(source_id)
+        return position
+
+    def source(self, source_id: str) -> Source | None:
+        """The source with id `source_id`, or None."""
+        position = self._position(source_id)
+        return None if position is None else self.sources[position]
+
+    def footnote_number(self, source_id: str) -> int | None:
+        """1-based footnote number of a source (its position in `sources`), or None."""
+        position = self._position(source_id)
+        return None if position is None else position + 1
+
+    def cited_sources(self) -> list[Source]:
+        """Sources that at least one citation cites, in display order."""
+        cited = {sid for citation in self.citations for sid in citation.source_ids}
+        return [source for source in self.sources if source.id in cited]
+
+    def _offset_index(self) -> OffsetIndex:
+        if self._offsets is None:
+            self._offsets = OffsetIndex(self.text)
+        return self._offsets
+
+    def utf16_span(self, citation: Citation) -> tuple[int, int]:
+        """A citation's span in UTF-16 code units, as JavaScript indexes strings."""
+        index = self._offset_index()
+        return index.to_utf16(citation.start), index.to_utf16(citation.end)
+
+    def byte_span(self, citation: Citation) -> tuple[int, int]:
+        """A citation's span in UTF-8 bytes of the text."""
+        index = self._offset_index()
+        return index.to_bytes(citation.start), index.to_bytes(citation.end)
+
+    def span_from_utf16(self, start: int, end: int) -> tuple[int, int]:
+        """Str indices of a UTF-16 code-unit span of the text."""
+        index = self._offset_index()
+        return index.from_utf16(start), index.from_utf16(end, ceil=True)
+
+    def span_from_bytes(self, start: int, end: int) -> tuple[int, int]:
+        """Str indices of a UTF-8 byte span of the text."""
+        index = self._offset_index()
+        return index.from_bytes(start), index.from_bytes(end, ceil=True)
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """The canonical JSON form; `from_json` reads it back unchanged."""
+        return self.model_dump_json(indent=indent)
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> CitedAnswer:
+        """Read an answer written by `to_json` (invariants are checked again)."""
+        return cls.model_validate_json(data)

@@ -1,0 +1,67 @@
+"""Test configuration shared by the whole tree.
+
+Provider tests replay vcrpy cassettes (record mode ``none``: nothing is recorded by accident);
+``make record`` re-records them with real keys. The vcr parts load only where vcrpy is installed,
+so the core's suite runs in an environment with nothing but unicite and pytest.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+try:
+    import vcr as _vcr  # noqa: F401
+except ImportError:  # the core-only environment
+    HAVE_VCR = False
+else:
+    HAVE_VCR = True
+
+if HAVE_VCR:
+    import _cassettes
+
+    def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+        # Registered under the name "yaml" so pytest-recording names, replays and (in rewrite mode)
+        # deletes `<test>.yaml`, while the reviewable serializer replaces vcrpy's own.
+        vcr.register_serializer("yaml", _cassettes)
+
+    @pytest.fixture(scope="module")
+    def vcr_config() -> dict[str, Any]:
+        return {
+            "serializer": "yaml",
+            "decode_compressed_response": True,
+            "filter_headers": [
+                "authorization",
+                "x-api-key",
+                "x-goog-api-key",
+                "openai-organization",
+                "openai-project",
+                "anthropic-organization-id",
+                "cookie",
+                "set-cookie",
+            ],
+            "filter_query_parameters": ["key"],
+            "allow_playback_repeats": False,
+        }
+
+    @pytest.fixture(scope="module")
+    def vcr_cassette_dir(request: pytest.FixtureRequest) -> str:
+        """cassettes/<test path under tests/, without .py>/ — mirroring the test tree."""
+        tests_root = os.path.dirname(__file__)
+        module = os.path.relpath(str(request.path), tests_root)
+        root = os.path.join(os.path.dirname(tests_root), "cassettes")
+        return os.path.join(root, os.path.splitext(module)[0])
+
+    @pytest.fixture(autouse=True)
+    def _all_interactions_played(request: pytest.FixtureRequest) -> Iterator[None]:
+        """A test whose cassette holds interactions it never made fails."""
+        if request.node.get_closest_marker("vcr") is None:
+            yield
+            return
+        cassette = request.getfixturevalue("vcr")
+        yield
+        if request.config.getoption("--record-mode") in ("none", None):
+            assert cassette.all_played, f"{cassette._path} has interactions the test never made"

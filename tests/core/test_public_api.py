@@ -1,0 +1,67 @@
+import unicite
+
+EXPECTED = [
+    "BlockLocation",
+    "CharLocation",
+    "Citation",
+    "CitationError",
+    "CitationEvent",
+    "CitationOrigin",
+    "CitedAnswer",
+    "GroundingRequiredError",
+    "Location",
+    "OffsetIndex",
+    "PageLocation",
+    "SearchResultLocation",
+    "Segment",
+    "Source",
+    "SourceKind",
+    "StreamCollector",
+    "UniciteError",
+    "UrlLocation",
+    "UsageError",
+    "__version__",
+    "acollect_stream",
+    "byte_span",
+    "claim_span",
+    "clauses",
+    "collect_stream",
+    "detect_provider",
+    "extract",
+    "from_byte_span",
+    "from_utf16_span",
+    "is_redirect_url",
+    "json_schema",
+    "normalize_url",
+    "registrable_domain",
+    "resolve_enabled",
+    "safe_href",
+    "sanitize_display",
+    "segment",
+    "truncate",
+    "utf16_span",
+]
+
+
+def test_all_is_exactly_the_public_api() -> None:
+    assert unicite.__all__ == EXPECTED
+    assert sorted(unicite.__all__) == unicite.__all__
+
+
+def test_every_exported_name_exists() -> None:
+    for name in unicite.__all__:
+        assert getattr(unicite, name) is not None
+
+
+def test_core_imports_no_framework_or_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, unicite, unicite.cli\n"
+        "bad = [m for m in ('openai', 'anthropic', 'google.genai', 'langchain_core', 'llama_index')"
+        " if m in sys.modules]\n"
+        "print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

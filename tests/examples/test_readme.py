@@ -1,0 +1,22 @@
+"""The README's quickstart is real code: run it."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_quickstart_runs(capsys) -> None:  # type: ignore[no-untyped-def]
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    assert blocks, "the README has no python block"
+    exec(compile(blocks[0], str(README), "exec"), {})  # noqa: S102 - our own README
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "1 wikipedia.org"
+    assert out[-1] == "True"
+
+
+def test_readme_gives_exactly_the_two_setup_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    setup = text.split("## Set up", 1)[1].split("##", 1)[0]
+    commands = re.findall(r"^make \w+", setup, re.MULTILINE)
+    assert commands == ["make demo", "make test"]
