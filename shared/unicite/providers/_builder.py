@@ -1,0 +1,150 @@
+"""`AnswerBuilder`: what every provider reader fills in, and the one place that builds answers.
+
+Readers append text, add sources and declare citations by span; the builder keeps offsets
+consistent, drops what cannot be valid (with a diagnostic), numbers sources in first-cited order
+and, in strict mode, turns any diagnostic into a `CitationError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from unicite._data import Reader
+from unicite.exceptions import CitationError
+from unicite.model import Citation, CitationOrigin, CitedAnswer, Location, Source
+from unicite.sources._ledger import SourceLedger
+
+__all__ = ["AnswerBuilder"]
+
+
+class AnswerBuilder:
+    """Accumulates one answer's text, sources and citations."""
+
+    def __init__(self, provider: str | None) -> None:
+        self.provider = provider
+        self.diagnostics: list[str] = []
+        self.read = Reader(self.diagnostics)
+        self.ledger = SourceLedger()
+        self.extras: dict[str, Any] = {}
+        self.model: str | None = None
+        self._parts: list[str] = []
+        self._length = 0
+        self._text: str | None = ""
+        self._citations: list[dict[str, Any]] = []
+        self.grounded = False
+        """Set by readers when the response shows grounding or search ran."""
+
+    # --- text -----------------------------------------------------------------------------
+
+    def append_text(self, text: str) -> int:
+        """Append answer text; return the str offset where it starts."""
+        start = self._length
+        if text:
+            self._parts.append(text)
+            self._length += len(text)
+            self._text = None
+        return start
+
+    @property
+    def length(self) -> int:
+        """Current length of the answer text."""
+        return self._length
+
+    @property
+    def text(self) -> str:
+        """The answer text so far."""
+        if self._text is None:
+            self._text = "".join(self._parts)
+            self._parts = [self._text]
+        return self._text
+
+    # --- sources and citations ------------------------------------------------------------
+
+    def note(self, message: str) -> None:
+        """Record a diagnostic."""
+        self.diagnostics.append(message)
+
+    def add_source(self, source: Source | Mapping[str, Any]) -> str:
+        """Add (or merge) a source; return the id of the surviving entry."""
+        return self.ledger.add(source)
+
+    def cite(
+        self,
+        start: int,
+        end: int,
+        source_ids: list[str],
+        *,
+        quote: str | None = None,
+        location: Location | None = None,
+        origin: CitationOrigin = "native",
+        confidence: float | None = None,
+        marker_span: tuple[int, int] | None = None,
+        extras: dict[str, Any] | None = None,
+        raw: Any = None,
+        where: str = "citation",
+    ) -> bool:
+        """Cite ``text[start:end]``; return False (with a diagnostic) when it cannot be valid."""
+        if not 0 <= start <= end <= self._length:
+            self.note(
+                f"{where}: span {start}..{end} is outside the answer text (0..{self._length})"
+            )
+            return False
+        known = [sid for sid in dict.fromkeys(source_ids) if sid in self.ledger]
+        if not known:
+            self.note(f"{where}: cites no known source")
+            return False
+        if marker_span is not None and not 0 <= marker_span[0] <= marker_span[1] <= self._length:
+            self.note(f"{where}: marker span {marker_span} is outside the answer text")
+            marker_span = None
+        if confidence is not None and not 0.0 <= confidence <= 1.0:
+            self.note(f"{where}: confidence {confidence} is outside [0, 1]; dropped")
+            confidence = None
+        self._citations.append(
+            {
+                "start": start,
+                "end": end,
+                "source_ids": known,
+                "quote": quote,
+                "location": location,
+                "origin": origin,
+                "confidence": confidence,
+                "marker_span": marker_span,
+                "extras": extras or {},
+                "raw": raw,
+            }
+        )
+        return True
+
+    # --- result ---------------------------------------------------------------------------
+
+    def build(self, *, strict: bool = False) -> CitedAnswer:
+        """The finished answer; sources numbered in first-cited order, uncited ones after."""
+        text = self.text
+        ledger_sources = self.ledger.sources
+        self._citations.sort(key=lambda c: (c["start"], c["end"]))
+        order: dict[str, int] = {}
+        for citation in self._citations:
+            for sid in citation["source_ids"]:
+                order.setdefault(sid, len(order))
+        for source in ledger_sources:
+            order.setdefault(source.id, len(order))
+        sources = sorted(ledger_sources, key=lambda s: order[s.id])
+        citations = [
+            Citation.model_construct(text=text[c["start"] : c["end"]], **c) for c in self._citations
+        ]
+        if strict and self.diagnostics:
+            raise CitationError(
+                f"{self.provider or 'provider'} data is not clean: {self.diagnostics[0]}",
+                provider=self.provider,
+                diagnostics=self.diagnostics,
+            )
+        return CitedAnswer(
+            text=text,
+            sources=sources,
+            citations=citations,
+            provider=self.provider,
+            model=self.model,
+            diagnostics=list(self.diagnostics),
+            extras=dict(self.extras),
+        )

@@ -1,0 +1,677 @@
+"""Anthropic Messages: per-block citations, server-side web search and fetch, the event stream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from unicite.model import (
+    BlockLocation,
+    CharLocation,
+    Citation,
+    Location,
+    PageLocation,
+    SearchResultLocation,
+    UrlLocation,
+)
+from unicite.providers._base import CitationEvent, Provider, StreamReader
+from unicite.providers._builder import AnswerBuilder
+
+__all__ = ["ANTHROPIC", "AnthropicProvider"]
+
+# Content blocks that carry neither answer text nor sources: read past on purpose.
+_QUIET_BLOCKS = frozenset(
+    {
+        "thinking",
+        "redacted_thinking",
+        "tool_use",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "container_upload",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "mcp_tool_listing",
+        "advisor_tool_result",
+        "compaction",
+        "fallback",
+    }
+)
+
+_DOCUMENT_CITATIONS = {
+    "char_location": ("start_char_index", "end_char_index"),
+    "page_location": ("start_page_number", "end_page_number"),
+    "content_block_location": ("start_block_index", "end_block_index"),
+}
+
+_CITATION_FIELDS = {
+    "char_location": {"document_index", "document_title", "start_char_index", "end_char_index"},
+    "page_location": {"document_index", "document_title", "start_page_number", "end_page_number"},
+    "content_block_location": {
+        "document_index",
+        "document_title",
+        "start_block_index",
+        "end_block_index",
+    },
+    "search_result_location": {
+        "source",
+        "title",
+        "search_result_index",
+        "start_block_index",
+        "end_block_index",
+    },
+    "web_search_result_location": {"url", "title"},
+}
+"""Fields of each citation type that the model holds; the rest go to the citation's extras."""
+
+_WEB_RESULT_FIELDS = {"type", "url", "title"}
+
+_STREAM_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+# Events the SDK's `MessageStream` helper synthesises from the raw ones (each repeats a delta).
+_HELPER_EVENTS = frozenset({"text", "citation", "thinking", "input_json", "signature"})
+
+
+def _is_http(url: str) -> bool:
+    return url.lower().startswith(("http://", "https://"))
+
+
+def _kind(data: Mapping[str, Any]) -> str | None:
+    """The ``type`` of a block, citation or event, when it is a string."""
+    kind = data.get("type")
+    return kind if isinstance(kind, str) else None
+
+
+class _MessageReader:
+    """Reads the content blocks of one message, in order, into a builder."""
+
+    def __init__(self, builder: AnswerBuilder) -> None:
+        self.builder = builder
+        self.read = builder.read
+        self.search_queries: list[str] = []
+        self.web_search_errors: list[dict[str, Any]] = []
+        self.web_fetch_errors: list[dict[str, Any]] = []
+        self.unknown: list[dict[str, Any]] = []
+
+    # --- blocks -----------------------------------------------------------------------------
+
+    def block(self, block: object, path: str) -> list[Citation]:
+        """Read one content block; return the citations it made."""
+        if not isinstance(block, Mapping):
+            self.builder.note(
+                f"{path}: expected a content block object, got {type(block).__name__}"
+            )
+            return []
+        kind = _kind(block)
+        if kind == "text":
+            return self._text(block, path)
+        if kind == "server_tool_use":
+            self._server_tool_use(block, path)
+        elif kind == "web_search_tool_result":
+            self._web_search_result(block, path)
+        elif kind == "web_fetch_tool_result":
+            self._web_fetch_result(block, path)
+        elif kind not in _QUIET_BLOCKS:
+            self._unknown(f"{path}: unknown content block type {block.get('type')!r}", path, block)
+        return []
+
+    def _unknown(self, message: str, path: str, data: object) -> None:
+        self.builder.note(f"{message}; kept in extras['unknown']")
+        self.unknown.append({"path": path, "data": data})
+
+    def _text(self, block: Mapping[str, Any], path: str) -> list[Citation]:
+        text = self.read.text(block, "text", path)
+        if text is None:
+            if "text" not in block:
+                self.builder.note(f"{path}: text block without text")
+            text = ""
+        offset = self.builder.append_text(text)
+        # Anthropic cites whole text blocks, without offsets: the span is the block's range in
+        # the text blocks joined with "", less the block's surrounding whitespace.
+        citations = self.read.items(block, "citations", path)
+        if not citations:
+            return []
+        stripped = text.strip()
+        if stripped:
+            start = offset + len(text) - len(text.lstrip())
+            end = start + len(stripped)
+        else:
+            start, end = offset, offset + len(text)
+        made = []
+        for n, item in enumerate(citations):
+            citation = self._citation(item, start, end, f"{path}.citations[{n}]")
+            if citation is not None:
+                made.append(citation)
+        return made
+
+    def _server_tool_use(self, block: Mapping[str, Any], path: str) -> None:
+        name = self.read.text(block, "name", path)
+        if name == "web_search":
+            self.builder.grounded = True
+            query = self.read.text(self.read.obj(block, "input", path), "query", f"{path}.input")
+            if query:
+                self.search_queries.append(query)
+        elif name == "web_fetch":
+            self.builder.grounded = True
+
+    def _web_search_result(self, block: Mapping[str, Any], path: str) -> None:
+        self.builder.grounded = True
+        tool_use_id = self.read.text(block, "tool_use_id", path)
+        content = block.get("content")
+        if isinstance(content, list):
+            for rank, item in enumerate(content):
+                self._web_result(item, rank, f"{path}.content[{rank}]")
+        elif isinstance(content, Mapping) and content.get("type") == "web_search_tool_result_error":
+            # A failed search is data about the answer, not a problem reading it.
+            self.web_search_errors.append(
+                {"tool_use_id": tool_use_id, "error_code": content.get("error_code")}
+            )
+        elif isinstance(content, Mapping):
+            self._unknown(
+                f"{path}.content: unknown result type {content.get('type')!r}", path, block
+            )
+        else:
+            self.builder.note(f"{path}.content: expected a list or an error object")
+
+    def _web_result(self, item: object, rank: int, path: str) -> None:
+        if not isinstance(item, Mapping):
+            self.builder.note(f"{path}: expected a search result object, got {type(item).__name__}")
+            return
+        if item.get("type") != "web_search_result":
+            self._unknown(f"{path}: unknown search result type {item.get('type')!r}", path, item)
+            return
+        url = self.read.text(item, "url", path)
+        if not url:
+            self.builder.note(f"{path}: search result without a url")
+            return
+        extras = {k: v for k, v in item.items() if k not in _WEB_RESULT_FIELDS and v is not None}
+        self.builder.add_source(
+            {
+                "kind": "web",
+                "url": url,
+                "title": self.read.text(item, "title", path),
+                "rank": rank,
+                "extras": extras,
+                "raw": item,
+            }
+        )
+
+    def _web_fetch_result(self, block: Mapping[str, Any], path: str) -> None:
+        self.builder.grounded = True
+        tool_use_id = self.read.text(block, "tool_use_id", path)
+        content = self.read.obj(block, "content", path)
+        if content is None:
+            self.builder.note(f"{path}: web fetch result without content")
+            return
+        kind = content.get("type")
+        cpath = f"{path}.content"
+        if kind == "web_fetch_tool_result_error":
+            self.web_fetch_errors.append(
+                {"tool_use_id": tool_use_id, "error_code": content.get("error_code")}
+            )
+            return
+        if kind != "web_fetch_result":
+            self._unknown(f"{cpath}: unknown web fetch result type {kind!r}", path, block)
+            return
+        url = self.read.text(content, "url", cpath)
+        if not url:
+            self.builder.note(f"{cpath}: web fetch result without a url")
+            return
+        document = self.read.obj(content, "content", cpath)
+        dpath = f"{cpath}.content"
+        source = self.read.obj(document, "source", dpath)
+        text = None
+        if source is not None and source.get("type") == "text":
+            text = self.read.text(source, "data", f"{dpath}.source")
+        retrieved_at = self.read.text(content, "retrieved_at", cpath)
+        self.builder.add_source(
+            {
+                "kind": "web",
+                "url": url,
+                "title": self.read.text(document, "title", dpath),
+                "content": text or None,
+                "extras": {"retrieved_at": retrieved_at} if retrieved_at else {},
+                "raw": content,
+            }
+        )
+
+    # --- citations --------------------------------------------------------------------------
+
+    def _citation(self, item: object, start: int, end: int, path: str) -> Citation | None:
+        if not isinstance(item, Mapping):
+            self.builder.note(f"{path}: expected a citation object, got {type(item).__name__}")
+            return None
+        kind = _kind(item)
+        if kind in _DOCUMENT_CITATIONS:
+            found = self._document(item, kind, path)
+        elif kind == "search_result_location":
+            found = self._search_result(item, path)
+        elif kind == "web_search_result_location":
+            found = self._web(item, path)
+        else:
+            self._unknown(f"{path}: unknown citation type {item.get('type')!r}", path, item)
+            return None
+        if found is None or kind is None:
+            return None
+        source_id, location = found
+        known = _CITATION_FIELDS[kind] | {"type", "cited_text"}
+        extras = {k: v for k, v in item.items() if k not in known and v is not None}
+        quote = self.read.text(item, "cited_text", path) or None
+        return _cite(self.builder, start, end, source_id, quote, location, extras, item, path)
+
+    def _location(
+        self, factory: Callable[..., Location], path: str, **values: int | None
+    ) -> Location | None:
+        if any(value is None for value in values.values()):
+            return None
+        try:
+            return factory(**values)
+        except ValidationError as err:
+            self.builder.note(f"{path}: unusable location ({err.errors()[0]['msg']})")
+            return None
+
+    def _document(
+        self, item: Mapping[str, Any], kind: str, path: str
+    ) -> tuple[str, Location | None] | None:
+        index = self.read.integer(item, "document_index", path)
+        file_id = self.read.text(item, "file_id", path)
+        if index is None and not file_id:
+            self.builder.note(f"{path}: citation names no document")
+            return None
+        first, last = _DOCUMENT_CITATIONS[kind]
+        start = self.read.integer(item, first, path)
+        end = self.read.integer(item, last, path)
+        for key, value in ((first, start), (last, end)):
+            if value is None and key not in item:
+                self.builder.note(f"{path}: no {key}")
+        factories: dict[str, Callable[..., Location]] = {
+            "char_location": lambda a, b: CharLocation(start=a, end=b, document_index=index),
+            "page_location": lambda a, b: PageLocation(
+                start_page=a, end_page=b, document_index=index
+            ),
+            "content_block_location": lambda a, b: BlockLocation(
+                start_block=a, end_block=b, document_index=index
+            ),
+        }
+        location = self._location(factories[kind], path, a=start, b=end)
+        source_id = self.builder.add_source(
+            {
+                "kind": "document",
+                "provider_id": f"document:{index}" if index is not None else file_id,
+                "title": self.read.text(item, "document_title", path),
+                "extras": {"file_id": file_id} if file_id else {},
+            }
+        )
+        return source_id, location
+
+    def _search_result(
+        self, item: Mapping[str, Any], path: str
+    ) -> tuple[str, Location | None] | None:
+        index = self.read.integer(item, "search_result_index", path)
+        origin = self.read.text(item, "source", path)
+        if index is None and not origin:
+            self.builder.note(f"{path}: citation names no search result")
+            return None
+        url = origin if origin and _is_http(origin) else None
+        location = None
+        if index is not None:
+            location = self._location(
+                lambda i, a, b: SearchResultLocation(
+                    search_result_index=i, start_block=a, end_block=b
+                ),
+                path,
+                i=index,
+                a=self.read.integer(item, "start_block_index", path),
+                b=self.read.integer(item, "end_block_index", path),
+            )
+            if location is None and index >= 0:
+                location = self._location(
+                    lambda i: SearchResultLocation(search_result_index=i), path, i=index
+                )
+        source_id = self.builder.add_source(
+            {
+                "kind": "search_result",
+                "provider_id": f"search_result:{index if index is not None else origin}",
+                "url": url,
+                "title": self.read.text(item, "title", path),
+                "rank": index if index is not None and index >= 0 else None,
+                "extras": {"source": origin} if origin and url is None else {},
+            }
+        )
+        return source_id, location
+
+    def _web(self, item: Mapping[str, Any], path: str) -> tuple[str, Location | None] | None:
+        url = self.read.text(item, "url", path)
+        if not url:
+            self.builder.note(f"{path}: web search citation without a url")
+            return None
+        source_id = self.builder.add_source(
+            {"kind": "web", "url": url, "title": self.read.text(item, "title", path)}
+        )
+        return source_id, UrlLocation(url=url)
+
+    # --- answer-level data ------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Write what the blocks said about the whole answer into the builder's extras."""
+        extras = self.builder.extras
+        for key, value in (
+            ("search_queries", self.search_queries),
+            ("web_search_errors", self.web_search_errors),
+            ("web_fetch_errors", self.web_fetch_errors),
+            ("unknown", self.unknown),
+        ):
+            if value:
+                extras[key] = value
+
+
+def _cite(
+    builder: AnswerBuilder,
+    start: int,
+    end: int,
+    source_id: str,
+    quote: str | None,
+    location: Location | None,
+    extras: dict[str, Any],
+    raw: Any,
+    where: str,
+) -> Citation | None:
+    """Declare a citation and return the `Citation` the finished answer will hold."""
+    if not builder.cite(
+        start, end, [source_id], quote=quote, location=location, extras=extras, raw=raw, where=where
+    ):
+        return None
+    return Citation.model_construct(
+        start=start,
+        end=end,
+        text=builder.text[start:end],
+        source_ids=[source_id],
+        quote=quote,
+        location=location,
+        origin="native",
+        confidence=None,
+        marker_span=None,
+        extras=extras,
+        raw=raw,
+    )
+
+
+def _read_message(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
+    read = builder.read
+    builder.model = read.text(data, "model", "message")
+    message_id = read.text(data, "id", "message")
+    stop_reason = read.text(data, "stop_reason", "message")
+    if "content" in data and not isinstance(data["content"], list):
+        builder.note(f"message.content: expected a list, got {type(data['content']).__name__}")
+    reader = _MessageReader(builder)
+    content = data.get("content")
+    for n, block in enumerate(content if isinstance(content, list) else []):
+        reader.block(block, f"message.content[{n}]")
+    if message_id:
+        builder.extras["message_id"] = message_id
+    if stop_reason:
+        builder.extras["stop_reason"] = stop_reason
+    reader.close()
+
+
+# --- streaming ------------------------------------------------------------------------------
+
+
+@dataclass
+class _BlockState:
+    """One content block being streamed: its start data plus the deltas received so far."""
+
+    data: dict[str, Any]
+    text: list[str] = field(default_factory=list)
+    citations: list[Any] | None = None
+    partial_json: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    signature: str | None = None
+    stopped: bool = False
+
+    def value(self) -> tuple[dict[str, Any], str | None]:
+        """The block as the final message holds it, and a problem with its tool input if any."""
+        block = dict(self.data)
+        if self.text:
+            start = block.get("text")
+            block["text"] = (start if isinstance(start, str) else "") + "".join(self.text)
+        if self.citations is not None:
+            block["citations"] = list(self.citations)
+        if self.thinking:
+            start = block.get("thinking")
+            block["thinking"] = (start if isinstance(start, str) else "") + "".join(self.thinking)
+        if self.signature is not None:
+            block["signature"] = self.signature
+        problem = None
+        if self.partial_json:
+            try:
+                block["input"] = json.loads("".join(self.partial_json))
+            except ValueError as err:
+                problem = f"tool input is not JSON ({err})"
+        return block, problem
+
+
+class _AnthropicStream(StreamReader):
+    """Rebuilds the final `Message` from raw stream events (dicts of SDK events or SSE data)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._message: dict[str, Any] | None = None
+        self._blocks: dict[int, _BlockState] = {}
+        self._stopped = False
+        # A live reader follows the blocks as they close, so citations can be announced with the
+        # offsets the final answer will give them.
+        self._live = AnswerBuilder(ANTHROPIC.name)
+        self._live_reader = _MessageReader(self._live)
+        self._done: set[int] = set()
+
+    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
+        """Take one event; return the citations of a text block it closed."""
+        kind = _kind(event)
+        if kind == "message_start":
+            self._start(event)
+        elif kind == "content_block_start":
+            self._block_start(event)
+        elif kind == "content_block_delta":
+            self._delta(event)
+        elif kind == "content_block_stop":
+            return self._block_stop(event)
+        elif kind == "message_delta":
+            self._message_delta(event)
+        elif kind == "message_stop":
+            self._stopped = True
+        elif kind == "error":
+            error = event.get("error")
+            error = error if isinstance(error, Mapping) else {}
+            self.diagnostics.append(
+                f"stream error event: {error.get('type')}: {error.get('message')}"
+            )
+        elif kind != "ping" and kind not in _HELPER_EVENTS:
+            self.diagnostics.append(f"unknown stream event type {event.get('type')!r}")
+        return []
+
+    def _index(self, event: Mapping[str, Any]) -> int | None:
+        index = event.get("index")
+        if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
+            return index
+        self.diagnostics.append(f"{event.get('type')} event without a valid index: {index!r}")
+        return None
+
+    def _start(self, event: Mapping[str, Any]) -> None:
+        message = event.get("message")
+        if not isinstance(message, Mapping):
+            self.diagnostics.append("message_start event without a message object")
+            return
+        if self._message is not None:
+            self.diagnostics.append("a second message_start event replaced the first")
+        self._message = dict(message)
+        content = message.get("content")
+        # A prefilled assistant turn arrives as content of message_start; the blocks follow it.
+        for n, block in enumerate(content if isinstance(content, list) else []):
+            self._live_reader.block(block, f"message.content[{n}]")
+
+    def _block_start(self, event: Mapping[str, Any]) -> None:
+        index = self._index(event)
+        block = event.get("content_block")
+        if index is None:
+            return
+        if not isinstance(block, Mapping):
+            self.diagnostics.append(f"content_block_start {index}: no content_block object")
+            return
+        if index in self._blocks:
+            self.diagnostics.append(f"content_block_start {index}: repeats an earlier block")
+        citations = block.get("citations")
+        self._blocks[index] = _BlockState(
+            data=dict(block), citations=list(citations) if isinstance(citations, list) else None
+        )
+
+    def _delta(self, event: Mapping[str, Any]) -> None:
+        index = self._index(event)
+        if index is None:
+            return
+        state = self._blocks.get(index)
+        delta = event.get("delta")
+        if state is None or not isinstance(delta, Mapping):
+            self.diagnostics.append(
+                f"content_block_delta {index}: no such block, or no delta object"
+            )
+            return
+        kind = _kind(delta)
+        keys = {
+            "text_delta": "text",
+            "citations_delta": "citation",
+            "input_json_delta": "partial_json",
+            "thinking_delta": "thinking",
+            "signature_delta": "signature",
+        }
+        if kind is None or kind not in keys:
+            self.diagnostics.append(
+                f"content_block_delta {index}: unknown delta type {delta.get('type')!r}"
+            )
+            return
+        value = delta.get(keys[kind])
+        if kind == "citations_delta":
+            if state.citations is None:
+                state.citations = []
+            state.citations.append(value)
+        elif not isinstance(value, str):
+            self.diagnostics.append(
+                f"content_block_delta {index}: {kind} without a string {keys[kind]}"
+            )
+        elif kind == "text_delta":
+            state.text.append(value)
+        elif kind == "input_json_delta":
+            state.partial_json.append(value)
+        elif kind == "thinking_delta":
+            state.thinking.append(value)
+        else:
+            state.signature = value
+
+    def _block_stop(self, event: Mapping[str, Any]) -> list[CitationEvent]:
+        index = self._index(event)
+        if index is None:
+            return []
+        state = self._blocks.get(index)
+        if state is None:
+            self.diagnostics.append(f"content_block_stop {index}: no such block")
+            return []
+        state.stopped = True
+        announced = []
+        # Blocks close in index order; read every closed block not read yet, lowest first.
+        for n in sorted(self._blocks):
+            if n in self._done:
+                continue
+            if not self._blocks[n].stopped:
+                break
+            self._done.add(n)
+            block, _ = self._blocks[n].value()
+            for citation in self._live_reader.block(block, f"message.content[{n}]"):
+                sources = [
+                    s for s in map(self._live.ledger.get, citation.source_ids) if s is not None
+                ]
+                announced.append(CitationEvent(citation=citation, sources=sources))
+        return announced
+
+    def _message_delta(self, event: Mapping[str, Any]) -> None:
+        delta = event.get("delta")
+        if self._message is None or not isinstance(delta, Mapping):
+            self.diagnostics.append("message_delta event before message_start, or without a delta")
+            return
+        for key in ("stop_reason", "stop_sequence", "stop_details"):
+            if key in delta:
+                self._message[key] = delta[key]
+        if delta.get("container") is not None:
+            self._message["container"] = delta["container"]
+        usage = event.get("usage")
+        if isinstance(usage, Mapping):
+            before = self._message.get("usage")
+            merged = dict(before) if isinstance(before, Mapping) else {}
+            merged.update({k: v for k, v in usage.items() if v is not None})
+            self._message["usage"] = merged
+
+    def message(self) -> dict[str, Any]:
+        """The message the events so far add up to (as the SDK's final message snapshot)."""
+        message = dict(self._message or {"type": "message", "role": "assistant"})
+        content = message.get("content")
+        blocks = list(content) if isinstance(content, list) else []
+        blocks.extend(self._blocks[n].value()[0] for n in sorted(self._blocks))
+        message["content"] = blocks
+        return message
+
+    def finish(self, builder: AnswerBuilder) -> None:
+        """Read the rebuilt message exactly as a final response is read."""
+        if self._message is None:
+            builder.note("stream has no message_start event")
+        for n in sorted(self._blocks):
+            state = self._blocks[n]
+            problem = state.value()[1]
+            if problem and state.stopped:
+                builder.note(f"content block {n}: {problem}")
+        _read_message(self.message(), builder)
+        if not self._stopped:
+            builder.note("stream ended before message_stop")
+
+
+class AnthropicProvider(Provider):
+    """Anthropic Messages API responses (``Message``) and their raw event streams."""
+
+    name = "anthropic"
+
+    def detect(self, data: Mapping[str, Any]) -> bool:
+        """An assistant ``message`` with a list of content blocks."""
+        content = data.get("content")
+        if data.get("type") != "message" or not isinstance(content, list):
+            return False
+        if data.get("role", "assistant") != "assistant":
+            return False
+        # OpenAI Responses output items are also assistant "message"s, with "output_text" parts.
+        return not any(isinstance(b, Mapping) and b.get("type") == "output_text" for b in content)
+
+    def detect_event(self, event: Mapping[str, Any]) -> bool:
+        """A raw Messages stream event (``message_start``, ``content_block_delta``, ...)."""
+        return _kind(event) in _STREAM_EVENTS
+
+    def read(self, data: Mapping[str, Any], builder: AnswerBuilder, **options: Any) -> None:
+        """Fill `builder` from a final ``Message``."""
+        _read_message(data, builder)
+
+    def stream(self, **options: Any) -> StreamReader:
+        """A reader for one raw event stream."""
+        return _AnthropicStream(**options)
+
+
+ANTHROPIC = AnthropicProvider()

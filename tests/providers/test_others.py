@@ -1,0 +1,376 @@
+"""Perplexity (``[n]`` markers over ``citations``) and Cohere v2 chat (offsets) readers.
+
+Their SDKs are not dependencies: the cases are JSON fixtures under ``tests/data/providers``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from providers._fixtures import load_json
+from providers.contract import ProviderContract
+
+from unicite import CitationError, GroundingRequiredError
+from unicite.providers import StreamCollector, collect_stream, detect_provider, extract
+from unicite.providers.others import COHERE, PERPLEXITY
+
+
+def fixture(name: str) -> Any:
+    return load_json(f"providers/{name}.json")
+
+
+# --- Perplexity -------------------------------------------------------------------------------
+
+
+class TestPerplexityContract(ProviderContract):
+    provider = "perplexity"
+    noisy_cases = frozenset({"unknown-marker"})
+
+    def final_cases(self) -> dict[str, Any]:
+        noisy = fixture("perplexity_search_results_only")
+        noisy["choices"][0]["message"]["content"] += " Mehr dazu später.[7]"
+        return {
+            "sonar-pro": fixture("perplexity_sonar_pro"),
+            "search-results-only": fixture("perplexity_search_results_only"),
+            "unknown-marker": noisy,
+        }
+
+    def stream_cases(self) -> dict[str, tuple[list[Any], Any]]:
+        return {
+            "sonar-pro": (fixture("perplexity_sonar_pro_stream"), fixture("perplexity_sonar_pro"))
+        }
+
+
+def completion(content: Any, citations: list[Any] | None = None, **fields: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": "pplx-1",
+        "model": "sonar",
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content},
+            }
+        ],
+        **fields,
+    }
+    if citations is not None:
+        data["citations"] = citations
+    return data
+
+
+def test_markers_cite_the_claim_they_close() -> None:
+    data = fixture("perplexity_sonar_pro")
+    answer = extract(data, strict=True)
+    text = answer.text
+    assert [(c.start, c.end, c.marker_span) for c in answer.citations] == [
+        (0, 96, (96, 102)),
+        (103, 169, (169, 172)),
+        (197, 256, (256, 259)),
+        (262, 319, (319, 322)),
+    ]
+    assert [text[a:b] for a, b in (c.marker_span or (0, 0) for c in answer.citations)] == [
+        "[1][3]",
+        "[2]",
+        "[3]",
+        "[4]",
+    ]
+    assert answer.citations[2].text == "Las obras se financian con donativos y con las entradas 🎟️."
+    assert (
+        answer.citations[3].text
+        == "El templo recibe a muchos visitantes de Japón (日本からの観光客)."
+    )
+    assert all(c.origin == "native" and c.quote is None for c in answer.citations)
+
+
+def test_a_run_of_markers_is_one_citation_of_several_sources() -> None:
+    data = fixture("perplexity_sonar_pro")
+    answer = extract(data)
+    first = answer.citations[0]
+    assert [answer.source(sid).url for sid in first.source_ids] == [
+        data["citations"][0],
+        data["citations"][2],
+    ]
+    assert first.raw == "[1][3]"
+
+
+def test_sources_keep_the_given_order_and_merge_search_results() -> None:
+    data = fixture("perplexity_sonar_pro")
+    answer = extract(data)
+    by_url = {s.url: s for s in answer.sources}
+    for rank, result in enumerate(data["search_results"]):
+        source = by_url[result["url"]]
+        assert (source.kind, source.title, source.snippet, source.rank) == (
+            "web",
+            result["title"],
+            result["snippet"],
+            rank,
+        )
+        assert source.extras["last_updated"] == result["last_updated"]
+        assert source.raw == result
+    # Numbered first-cited; the search result no marker cites comes last.
+    assert [s.url for s in answer.sources] == [
+        data["citations"][0],
+        data["citations"][2],
+        data["citations"][1],
+        data["citations"][3],
+        "https://visitas.example.es/horarios",
+    ]
+    assert answer.extras == {"response_id": data["id"], "finish_reason": "stop"}
+    assert answer.model == "sonar-pro"
+
+
+def test_without_a_citations_list_markers_count_into_search_results() -> None:
+    data = fixture("perplexity_search_results_only")
+    answer = extract(data, strict=True)
+    assert [(c.text, answer.source(c.source_ids[0]).url) for c in answer.citations] == [
+        ("Zürich hat rund 447 000 Einwohner.", "https://statistik.example.ch/bevoelkerung"),
+        (
+            "Die Stadt liegt am Zürichsee 🏞️.",
+            "https://enzyklopaedie.example.org/wiki/Z%C3%BCrichsee",
+        ),
+    ]
+
+
+def test_unknown_numbers_are_diagnosed() -> None:
+    data = completion("Uno.[1][5] Dos.[0]", ["https://a.example.com/", "https://b.example.com/"])
+    answer = extract(data)
+    assert [(c.text, len(c.source_ids)) for c in answer.citations] == [("Uno.", 1)]
+    assert answer.diagnostics == [
+        "marker [5] at 7 names no source (2 given)",
+        "marker [0] at 15 names no source (2 given)",
+    ]
+    with pytest.raises(CitationError):
+        extract(data, strict=True)
+
+
+def test_brackets_in_code_and_urls_are_not_markers() -> None:
+    text = "Use `items[1]` here.[1] See https://x.example.com/a[2] for more.[2]"
+    answer = extract(
+        completion(text, ["https://a.example.com/", "https://b.example.com/"]), strict=True
+    )
+    assert [text[a:b] for a, b in (c.marker_span or (0, 0) for c in answer.citations)] == [
+        "[1]",
+        "[2]",
+    ]
+    assert [c.text for c in answer.citations] == [
+        "Use `items[1]` here.",
+        "See https://x.example.com/a[2] for more.",
+    ]
+
+
+def test_content_parts_and_empty_lists() -> None:
+    parts = [{"type": "text", "text": "Première partie. "}, {"type": "text", "text": "Seconde.[1]"}]
+    answer = extract(completion(parts, ["https://a.example.com/"]), strict=True)
+    assert answer.text == "Première partie. Seconde.[1]"
+    assert answer.citations[0].text == "Seconde."
+    with pytest.raises(GroundingRequiredError) as info:
+        extract(completion("Nothing found.", []), require="citations")
+    assert (info.value.provider, info.value.reason) == ("perplexity", "no citations")
+
+
+def test_detection_needs_citations_or_search_results() -> None:
+    assert detect_provider(completion("x", ["https://a.example.com/"])) == "perplexity"
+    assert detect_provider(completion("x", search_results=[])) == "perplexity"
+    assert detect_provider(completion("x", [1, 2])) != "perplexity"
+    plain_chunk = {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"content": "x"}}],
+    }
+    assert not PERPLEXITY.detect_event(plain_chunk)
+    assert PERPLEXITY.detect_event({**plain_chunk, "citations": ["https://a.example.com/"]})
+
+
+def test_stream_citations_arrive_with_the_last_chunk() -> None:
+    chunks = fixture("perplexity_sonar_pro_stream")
+    collector = StreamCollector()
+    announced = {n: collector.feed(chunk) for n, chunk in enumerate(chunks)}
+    answer = collector.result()
+    # A marker's claim can depend on the text after it, so it is final with the text.
+    assert [n for n, got in announced.items() if got] == [len(chunks) - 1]
+    assert [item.citation for item in announced[len(chunks) - 1]] == answer.citations
+    assert answer == extract(fixture("perplexity_sonar_pro"))
+
+
+def test_a_stream_cut_short_says_so() -> None:
+    chunks = fixture("perplexity_sonar_pro_stream")
+    answer = collect_stream(chunks[:5])
+    assert answer.provider == "perplexity"
+    assert answer.diagnostics == ["stream ended before a chunk with a finish_reason"]
+    assert answer.text == "".join(c["choices"][0]["delta"]["content"] for c in chunks[:5])
+
+
+# --- Cohere -----------------------------------------------------------------------------------
+
+
+class TestCohereContract(ProviderContract):
+    provider = "cohere"
+    noisy_cases = frozenset({"misplaced-citation"})
+
+    def final_cases(self) -> dict[str, Any]:
+        noisy = fixture("cohere_chat_v2_rag")
+        noisy["message"]["citations"][2]["start"] += 2
+        noisy["message"]["citations"][2]["end"] += 2
+        return {"rag": fixture("cohere_chat_v2_rag"), "misplaced-citation": noisy}
+
+    def stream_cases(self) -> dict[str, tuple[list[Any], Any]]:
+        return {"rag": (fixture("cohere_chat_v2_rag_stream"), fixture("cohere_chat_v2_rag"))}
+
+
+def chat(text: str, *citations: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "co-1",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "citations": list(citations),
+        },
+        "finish_reason": "COMPLETE",
+    }
+
+
+def document(n: int, **fields: Any) -> dict[str, Any]:
+    return {
+        "type": "document",
+        "id": f"doc:{n}",
+        "document": {"id": f"doc:{n}", "text": "source text", **fields},
+    }
+
+
+def test_offsets_index_the_text_in_code_points() -> None:
+    answer = extract(fixture("cohere_chat_v2_rag"), strict=True)
+    assert [(c.start, c.end, c.text) for c in answer.citations] == [
+        (14, 34, "culmine à 4 805,59 m"),
+        (44, 61, "mesure de 2023 🏔️"),
+        (63, 81, "富士山の標高は3,776メートルです"),
+        (101, 148, "first climbed in 1865 by Edward Whymper's party"),
+    ]
+    assert answer.extras == {
+        "response_id": "5d2b7c1e-8f3a-4c6d-9e0b-1a2f3e4d5c6b",
+        "finish_reason": "COMPLETE",
+    }
+
+
+def test_document_and_tool_sources() -> None:
+    data = fixture("cohere_chat_v2_rag")
+    answer = extract(data)
+    mont_blanc, fuji, matterhorn = answer.sources
+    assert (mont_blanc.id, mont_blanc.kind, mont_blanc.url, mont_blanc.domain) == (
+        "doc:0",
+        "document",
+        "https://alpes-info.example.fr/mont-blanc-2023",
+        "example.fr",
+    )
+    assert mont_blanc.content is not None
+    assert mont_blanc.content.startswith("Mesure 2023")
+    assert mont_blanc.extras == {"date": "2023-10-05"}
+    assert (fuji.title, fuji.url, fuji.extras) == ("富士山", None, {})
+    assert (matterhorn.kind, matterhorn.title, matterhorn.url) == (
+        "tool",
+        "Matterhorn first ascent",
+        "https://peaks.example.com/matterhorn/history",
+    )
+    assert matterhorn.extras == {
+        "tool_output": data["message"]["citations"][3]["sources"][0]["tool_output"]
+    }
+    assert [c.source_ids for c in answer.citations] == [
+        ["doc:0"],
+        ["doc:0"],
+        ["doc:1"],
+        [matterhorn.id],
+    ]
+
+
+def test_a_citation_whose_text_does_not_match_its_offsets_is_moved() -> None:
+    text = "Paris est la capitale de la France. Lyon est célèbre pour sa cuisine."
+    cited = {
+        "start": 40,
+        "end": 60,
+        "text": "célèbre pour sa cuisine",
+        "sources": [document(0)],
+        "type": "TEXT_CONTENT",
+    }
+    answer = extract(chat(text, cited))
+    [citation] = answer.citations
+    assert citation.text == "célèbre pour sa cuisine"
+    assert answer.diagnostics == [
+        "response.message.citations[0]: text 'célèbre pour sa cuisine' does not match "
+        "text[40:60]; moved to 45..68"
+    ]
+    missing = {**cited, "text": "Marseille"}
+    answer = extract(chat(text, missing))
+    assert answer.citations == []
+    assert answer.diagnostics[0].endswith("and is not in the answer; dropped")
+
+
+def test_plan_citations_and_unknown_types() -> None:
+    plan = {"start": 0, "end": 4, "text": "I will", "sources": [document(0)], "type": "PLAN"}
+    odd = {"start": 0, "end": 4, "text": "Oui.", "sources": [document(0)], "type": "IMAGE_CONTENT"}
+    odd_source = {
+        "start": 0,
+        "end": 4,
+        "text": "Oui.",
+        "sources": [{"type": "hologram", "id": "h"}],
+    }
+    data = chat("Oui.", plan, odd, odd_source)
+    answer = extract(data)
+    assert answer.citations == []
+    assert answer.extras["plan_citations"] == [plan]
+    assert [u["path"] for u in answer.extras["unknown"]] == [
+        "response.message.citations[1]",
+        "response.message.citations[2].sources[0]",
+    ]
+    assert answer.diagnostics[:2] == [
+        "response.message.citations[1]: unknown citation type 'IMAGE_CONTENT'; "
+        "kept in extras['unknown']",
+        "response.message.citations[2].sources[0]: unknown source type 'hologram'; "
+        "kept in extras['unknown']",
+    ]
+
+
+def test_detection_and_grounding() -> None:
+    assert detect_provider(fixture("cohere_chat_v2_rag")) == "cohere"
+    assert COHERE.detect_event({"type": "content-delta", "index": 0})
+    assert not COHERE.detect_event({"type": "content_block_delta", "index": 0})
+    with pytest.raises(GroundingRequiredError) as info:
+        extract(chat("Bonjour."), require="citations")
+    assert (info.value.provider, info.value.reason) == ("cohere", "no grounding")
+
+
+def test_stream_citations_arrive_once_their_text_has() -> None:
+    events = fixture("cohere_chat_v2_rag_stream")
+    collector = StreamCollector()
+    announced = []
+    for event in events:
+        got = collector.feed(event)
+        if got:
+            assert event["type"] in ("citation-start", "content-delta")
+        announced.extend(item.citation for item in got)
+    answer = collector.result()
+    assert announced == answer.citations
+    assert answer == extract(fixture("cohere_chat_v2_rag"))
+
+
+def test_a_cohere_stream_without_message_end_says_so() -> None:
+    events = fixture("cohere_chat_v2_rag_stream")
+    answer = collect_stream(events[:-1])
+    assert answer.diagnostics == ["stream ended before message-end"]
+    assert len(answer.citations) == 4
+
+
+def test_cohere_stream_citation_before_its_text_waits_for_it() -> None:
+    events = copy.deepcopy(fixture("cohere_chat_v2_rag_stream"))
+    starts = [n for n, e in enumerate(events) if e["type"] == "citation-start"]
+    # Move the last citation right after the content start, before any text.
+    moved = events.pop(starts[-1])
+    events.insert(2, moved)
+    collector = StreamCollector()
+    announced_at = {}
+    for n, event in enumerate(events):
+        for item in collector.feed(event):
+            announced_at[item.citation.start] = n
+    assert announced_at[101] > 2
+    assert collector.result() == extract(fixture("cohere_chat_v2_rag"))
