@@ -47,7 +47,7 @@ bench: .venv/.synced
 
 ## record: re-record the cassettes against the live APIs (needs the provider API keys)
 record: .venv/.synced
-	$(RUN) pytest --record-mode=rewrite -m vcr
+	$(RUN) python scripts/record.py
 
 schema: .venv/.synced
 	$(RUN) unicite schema > shared/unicite/cited_answer.schema.json
