@@ -48,10 +48,7 @@ class Segment:
         return source[self.start : self.end]
 
 
-# --------------------------------------------------------------------------- citation markers
-
-# Scripts written without spaces between words: a marker glued to one of their letters is
-# still a marker, whereas one glued to a Latin identifier (``a[1]``) is indexing.
+# Scripts written without spaces between words (CJK, Thai, ...): used by the sentence rules.
 _SPACELESS = (
     "\u0e00-\u0eff"
     "\u1000-\u109f"
@@ -72,7 +69,7 @@ _SPACELESS = (
 )
 _SPACELESS_RE = re.compile("[" + _SPACELESS + "]")
 
-_IDENT_GUARD = "(?<![^\\W" + _SPACELESS + "])(?<![/=?&#%+~@\\[\\\\])"
+_IDENT_GUARD = "(?<![/=?&#%+~@\\[\\\\])"
 _NUMS = r"\d{1,4}(?:[ \t]*[,\u2013\-][ \t]*\d{1,4}){0,40}"
 _URL_PARENS = r"\((?:[^()\s]|\([^()\s]{0,300}\)){1,2048}\)"
 _LINK = r"\[[^\[\]\n]{1,200}\]" + _URL_PARENS
@@ -103,9 +100,11 @@ MARKER_RE = re.compile(
 """Citation markers: ``[1]``, ``[1, 2]``, ``[2-4]``, ``[^1]``, ``[[S:1,3]]``, ``【4:0†source】``,
 ``<sup>…</sup>`` and parenthesised inline links ``([site](url))``.
 
-Numeric brackets glued to a Latin identifier (``a[1]``), followed by ``(`` (link text) or
-used as a reference definition (``[1]: https://…``) do not match; :func:`find_markers`
-additionally drops matches inside code and URLs.
+Numeric brackets followed by ``(`` (link text) or used as a reference definition
+(``[1]: https://…``) do not match; :func:`find_markers` also drops matches inside code and
+URLs, indexing of code-like identifiers (``a[1]``, ``row_2[3]``, ``obj.items[1]``) and
+bracket markers glued to a ``]`` that does not end a marker (``a[1][2]``, ``[text][1]``).
+Models often glue markers to words (``France[1]``): those are markers.
 """
 CITATION_MARKER_RE = MARKER_RE
 
@@ -148,6 +147,34 @@ def _in_url(text: str, pos: int) -> bool:
     return "://" in token or token[:4].lower() == "www."
 
 
+_WORD_BEFORE_RE = re.compile(r"\w{1,64}$")
+
+
+def _indexes_identifier(text: str, start: int, lo: int) -> bool:
+    """Whether a ``[n]`` at `start`, glued to a word, reads as indexing code rather than a citation.
+
+    Prose words take markers (``France[1]``, ``Köln[2]``); code-like identifiers take indexes:
+    one Latin letter (``a[1]``), snake_case or digits (``row_2[1]``), camelCase (``myList[1]``),
+    an attribute after a dot (``obj.items[1]``), or any word indexed from 0 (``arr[0]``).
+    """
+    if text[start] != "[" or text.startswith(("[^", "[["), start):
+        return False
+    if text.startswith("[0", start):
+        return True  # citations count from 1; a glued [0] is an index
+    m = _WORD_BEFORE_RE.search(text, max(lo, start - 64), start)
+    if m is None:
+        return False
+    word = m.group()
+    if not word.isascii():
+        return False
+    if len(word) == 1 or "_" in word or any(ch.isdigit() for ch in word):
+        return True
+    if any(ch.isupper() for ch in word[1:]) and not word.isupper():
+        return True
+    k = m.start()
+    return k - 1 > lo and text[k - 1] == "." and (text[k - 2].isalnum() or text[k - 2] in "_)]")
+
+
 def _marker_spans(
     text: str, lo: int, hi: int, codes: list[tuple[int, int]] | None = None
 ) -> list[tuple[int, int]]:
@@ -163,11 +190,18 @@ def _marker_spans(
             continue
         if _in_url(text, a):
             continue
+        if (
+            a > lo
+            and (text[a - 1].isalnum() or text[a - 1] == "_")
+            and _indexes_identifier(text, a, lo)
+        ):
+            continue
+        # After "]" only a marker continues a marker run: not a[1][2] nor [text][1].
+        if a > lo and text[a - 1] == "]" and text[a] == "[" and (not out or out[-1][1] != a):
+            continue
         out.append((a, m.end()))
     return out
 
-
-# --------------------------------------------------------------------------- sentences
 
 _TERM_RE = re.compile("[.!?\u2026\u203c\u2047\u2048\u2049\u3002\uff61\uff01\uff1f]+")
 _CJK_TERMS = frozenset("\u3002\uff61\uff01\uff1f")
@@ -208,7 +242,7 @@ def _is_abbreviation(text: str, dot: int, lo: int, following: str) -> bool:
     if low in _NUMBER_ABBREVIATIONS:
         return following.isdigit()
     if len(token) == 1:
-        return token.isupper()
+        return token.isupper() and (k == 0 or text[k - 1] != "\u00b0")
     return "." in token and all(1 <= len(part) <= 2 for part in token.split("."))
 
 
@@ -232,8 +266,6 @@ def _trim(text: str, a: int, b: int) -> tuple[int, int]:
         b -= 1
     return a, b
 
-
-# --------------------------------------------------------------------------- blocks
 
 _EOL_RE = re.compile(r"\r\n|\r|\n")
 _NONWS_RE = re.compile(r"\S")
@@ -331,7 +363,13 @@ class _Parser:
                         in_list = False
                     continue
             if ind < 4:
-                if self.cur == "para" and ch in "=-" and _SETEXT_RE.match(text, f, e):
+                # Only one-line setext headings: an LLM's "---" under prose is a rule.
+                if (
+                    self.cur == "para"
+                    and self.cur_first == i - 1
+                    and ch in "=-"
+                    and _SETEXT_RE.match(text, f, e)
+                ):
                     self._emit(fs[self.cur_first], e, "heading")
                     self.cur = None
                     i += 1
@@ -492,7 +530,11 @@ class _Parser:
             k = bisect.bisect_left(mstarts, c)
             if k < len(marks) and marks[k][0] == c:
                 end = marks[k][1]
-                while k + 1 < len(marks) and _NONWS_RE.search(text, end, marks[k + 1][0]) is None:
+                while (
+                    k + 1 < len(marks)
+                    and marks[k + 1][0] < e
+                    and _NONWS_RE.search(text, end, marks[k + 1][0]) is None
+                ):
                     k += 1
                     end = marks[k][1]
                 if end < e and _NONWS_RE.search(text, end, e) is not None:
@@ -528,6 +570,9 @@ class _Parser:
             k = j
             while k < be and text[k] in _CLOSERS:
                 k += 1
+            # French spacing: « Bonjour. »
+            if k + 1 < be and text[k] in " \u00a0\u202f" and text[k + 1] in "\u00bb\u203a":
+                k += 2
             k = self._eat_trailing(k, be, quote, marks, mstarts)
             q = k
             crossed = False
@@ -543,6 +588,9 @@ class _Parser:
             nxt = text[q]
             if q == k:
                 if not cjk and not (nxt.isalpha() and _SPACELESS_RE.match(nxt)):
+                    continue
+                # 「行く。」と言った: a quoted sentence followed by a particle goes on.
+                if cjk and k > j and "\u3041" <= nxt <= "\u309f":
                     continue
             elif not cjk and not _plausible_start(nxt):
                 continue
@@ -624,8 +672,6 @@ def find_markers(text: str) -> list[tuple[int, int]]:
             out.extend(_marker_spans(text, seg.start, seg.end))
     return out
 
-
-# --------------------------------------------------------------------------- clauses
 
 _CONJUNCTION_RE = re.compile(r"\s+(?:and|but|or|while|whereas|although|which)(?=\s)")
 _CLAUSE_CHARS_RE = re.compile(r"[;:,()\[\]{}]")
@@ -712,8 +758,6 @@ def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return out
 
 
-# --------------------------------------------------------------------------- claims
-
 _BULLET_PREFIX_RE = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]*(?:\[[ xX]\][ \t]+)?")
 _QUOTE_PREFIX_RE = re.compile(r"(?:>[ \t]*)+")
 _HEADING_PREFIX_RE = re.compile(r"#{1,6}[ \t]*")
@@ -726,7 +770,7 @@ _CLAIM_PUNCT = ".,;:!?"
 # Bounds on the whitespace/punctuation gaps and empty table cells a claim looks across, so
 # that each claim costs O(sentence) however odd the caller's marker positions are.
 _GAP = 256
-_MAX_CELLS = 64
+_MAX_CELLS = 16
 _PIPE_RE = re.compile(r"\|")
 
 
@@ -818,27 +862,19 @@ def _walk_back(text: str, idx: _Index, p: int, newlines: bool) -> int:
                 result = cached
                 break
         seen.append(p)
-        q = p
-        breaks = 0
-        floor = max(0, p - _GAP)
-        while q > floor and text[q - 1].isspace():
-            if _is_break(text, q - 1):
-                if not newlines:
-                    break
-                breaks += 1
-                if breaks >= 2:
-                    break
-            q -= 1
-        if breaks >= 2:
+        window = text[max(0, p - _GAP) : p]
+        gap = window[len(window.rstrip()) :]
+        q = p - len(gap)
+        if not newlines:
+            q = max(q, p - len(gap) + 1 + max(gap.rfind("\n"), gap.rfind("\r")))
+        elif gap.count("\n") + gap.count("\r") - gap.count("\r\n") >= 2:
             break
         start = idx.marker_ending_at(q)
         if start >= 0:
             p = start
             continue
-        r = q
-        floor = max(0, q - _GAP)
-        while r > floor and (text[r - 1] in _CLAIM_PUNCT or text[r - 1] in " \t"):
-            r -= 1
+        window = text[max(0, q - _GAP) : q]
+        r = q - len(window) + len(window.rstrip(_CLAIM_PUNCT + " \t"))
         if r < q:
             start = idx.marker_ending_at(r)
             if start >= 0:
@@ -863,10 +899,10 @@ def _eat_forward(text: str, idx: _Index, r: int) -> int:
                 r = cached
                 break
         seen.append(r)
-        t = r
-        ceiling = min(n, r + _GAP)
-        while t < ceiling and text[t].isspace() and not _is_break(text, t):
-            t += 1
+        window = text[r : r + _GAP]
+        gap = window[: len(window) - len(window.lstrip())]
+        cut = min(i for i in (gap.find("\n"), gap.find("\r"), len(gap)) if i >= 0)
+        t = r + cut
         end = idx.marker_starting_at(t) if t < n else -1
         if end > t:
             r = end
@@ -963,6 +999,20 @@ def _table_claim(text: str, idx: _Index, k: int, ms: int, me: int) -> tuple[int,
 
 
 def _claim(text: str, idx: _Index, ms: int, me: int) -> tuple[int, int]:
+    got = _claim_of(text, idx, *_unwrap(text, ms, me))
+    return got if got[0] < got[1] else (ms, ms)
+
+
+def _unwrap(text: str, ms: int, me: int) -> tuple[int, int]:
+    """Widen a marker to the brackets around it, as in ``([site](url))`` given without them."""
+    for _ in range(2):
+        if ms > 0 and me < len(text) and text[ms - 1] + text[me] in ("()", "[]"):
+            ms -= 1
+            me += 1
+    return ms, me
+
+
+def _claim_of(text: str, idx: _Index, ms: int, me: int) -> tuple[int, int]:
     k = idx.seg_at(ms)
     if k >= 0 and idx.segs[k].kind == "table":
         return _table_claim(text, idx, k, ms, me)
