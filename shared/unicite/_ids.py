@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 from unicite._urls import normalize_url
@@ -34,5 +35,10 @@ def stable_source_id(
     if provider_id:
         return provider_id
     if url:
-        return "u-" + _digest(normalize_url(url))
+        return _url_id(url)
     return "h-" + content_hash(title, content)
+
+
+@functools.lru_cache(maxsize=8192)
+def _url_id(url: str) -> str:
+    return "u-" + _digest(normalize_url(url))

@@ -282,7 +282,7 @@ def is_redirect_url(url: str) -> bool:
         True if the host is ``vertexaisearch.cloud.google.com`` (any case) and the path
         starts with ``/grounding-api-redirect/``. Never raises.
     """
-    if not isinstance(url, str):
+    if not isinstance(url, str) or _REDIRECT_PATH_PREFIX not in url:
         return False
     try:
         parts = urlsplit(url.strip())
