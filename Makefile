@@ -12,7 +12,7 @@ CORE_ENV := .venv-core
 	.tools/bin/python -m pip install --quiet --disable-pip-version-check uv
 
 .venv/.synced: pyproject.toml uv.lock shared/pyproject.toml integrations/langchain/pyproject.toml integrations/llamaindex/pyproject.toml | $(UV)
-	$(UV) sync --frozen --all-groups
+	$(UV) sync --frozen
 	@touch $@
 
 sync: .venv/.synced

@@ -33,6 +33,15 @@ from unicite.providers import (
     detect_provider,
     extract,
 )
+from unicite.markers import inject_markers
+from unicite.markers._inject import MarkerStyle
+from unicite.render import (
+    MarkdownMarkers,
+    RenderFormat,
+    SourceSelection,
+    render,
+    supports_hyperlinks,
+)
 from unicite.settings import resolve_enabled
 
 __version__ = _version("unicite")
@@ -47,12 +56,16 @@ __all__ = [
     "CitedAnswer",
     "GroundingRequiredError",
     "Location",
+    "MarkdownMarkers",
+    "MarkerStyle",
     "OffsetIndex",
     "PageLocation",
+    "RenderFormat",
     "SearchResultLocation",
     "Segment",
     "Source",
     "SourceKind",
+    "SourceSelection",
     "StreamCollector",
     "UniciteError",
     "UrlLocation",
@@ -67,14 +80,17 @@ __all__ = [
     "extract",
     "from_byte_span",
     "from_utf16_span",
+    "inject_markers",
     "is_redirect_url",
     "json_schema",
     "normalize_url",
     "registrable_domain",
+    "render",
     "resolve_enabled",
     "safe_href",
     "sanitize_display",
     "segment",
+    "supports_hyperlinks",
     "truncate",
     "utf16_span",
 ]

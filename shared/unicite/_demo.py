@@ -1,73 +1,54 @@
-"""The bundled, offline demonstration behind ``unicite demo`` and ``make demo``."""
+"""The offline demonstration behind ``unicite demo`` and ``make demo``.
+
+It replays one recorded response per provider (bundled with the package, the same bodies as the
+project's cassettes), extracts their citations with the same code users call, and renders them
+for the terminal.
+"""
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
+import json
+import sys
+from importlib import resources
+from typing import Any, TextIO
 
-from unicite._text import sanitize_display
-from unicite._urls import safe_href
-from unicite.model import CharLocation, Citation, CitedAnswer, Source
+from unicite.model import CitedAnswer
+from unicite.providers import extract
+from unicite.render import render
 
-__all__ = ["example_answer", "run_demo"]
+__all__ = ["DEMO_CASES", "demo_answers", "run_demo"]
 
-_TEXT = (
-    "Der Kölner Dom wurde 1248 begonnen und erst 1880 vollendet. "
-    "東京タワーの高さは333メートルです。 "
-    "Both facts are easy to check 🙂."
+DEMO_CASES = (
+    ("OpenAI Responses API · web search", "openai_responses_web_search.json"),
+    ("Anthropic Messages · document citations", "anthropic_document_citations.json"),
+    ("Gemini · Google Search grounding", "gemini_google_search.json"),
 )
+"""(title, bundled response file) for each provider shown."""
 
 
-def example_answer() -> CitedAnswer:
-    """A small multilingual answer with two sources and exact spans."""
-    sources = [
-        Source(
-            url="https://de.wikipedia.org/wiki/K%C3%B6lner_Dom?utm_source=demo",
-            title="Kölner Dom – Wikipedia",
-            snippet="Der Kölner Dom … Baubeginn 1248, Vollendung 1880.",
-        ),
-        Source(
-            url="https://www.tokyotower.co.jp/en/about/",
-            title="About Tokyo Tower",
-            content="Tokyo Tower is 333 meters tall.",
-        ),
-    ]
-    first = "Der Kölner Dom wurde 1248 begonnen und erst 1880 vollendet."
-    second = "東京タワーの高さは333メートルです。"
-    citations = []
-    for claim, source in ((first, sources[0]), (second, sources[1])):
-        start = _TEXT.index(claim)
-        citations.append(
-            Citation(
-                start=start,
-                end=start + len(claim),
-                text=claim,
-                source_ids=[source.id],
-                quote=source.content,
-                location=CharLocation(start=0, end=len(source.content)) if source.content else None,
-            )
+def demo_response(name: str) -> Any:
+    """One bundled provider response, as the provider's JSON."""
+    data = (
+        resources.files("unicite").joinpath("_demo_data").joinpath(name).read_text(encoding="utf-8")
+    )
+    return json.loads(data)
+
+
+def demo_answers() -> list[tuple[str, CitedAnswer]]:
+    """Each bundled response with the answer `extract` makes of it."""
+    return [(title, extract(demo_response(name))) for title, name in DEMO_CASES]
+
+
+def run_demo(*, hyperlinks: bool | None = None, out: TextIO | None = None) -> None:
+    """Print every bundled answer with its citations, as a terminal user would see it."""
+    stream = out or sys.stdout
+    for title, answer in demo_answers():
+        rule = "─" * max(0, 78 - len(title))
+        stream.write(f"\n── {title} {rule}\n")
+        stream.write(render(answer, "terminal", hyperlinks=hyperlinks, width=80))
+        stream.write("\n")
+        spans = ", ".join(f"{c.start}–{c.end}" for c in answer.citations)
+        stream.write(
+            f"   {answer.provider}: {len(answer.citations)} citations (str spans {spans}), "
+            f"{len(answer.sources)} sources, {len(answer.diagnostics)} diagnostics\n"
         )
-    return CitedAnswer(text=_TEXT, sources=sources, citations=citations, provider=None)
-
-
-def run_demo(console: Console) -> None:
-    """Print each bundled answer with its citation spans and sources."""
-    answer = example_answer()
-    console.rule("[bold]unicite demo[/bold]: one citation model")
-    text = Text(answer.text)
-    for citation in answer.citations:
-        text.stylize("underline", citation.start, citation.end)
-    console.print(text)
-    console.print()
-    for citation in answer.citations:
-        numbers = ", ".join(str(answer.footnote_number(sid)) for sid in citation.source_ids)
-        console.print(
-            f"  [{numbers}] chars {citation.start}-{citation.end}"
-            f"  utf-16 {answer.utf16_span(citation)}  utf-8 bytes {answer.byte_span(citation)}"
-        )
-    console.print("\n[bold]Sources[/bold]")
-    for n, source in enumerate(answer.sources, 1):
-        title = escape(sanitize_display(source.title or source.url or source.id))
-        href = safe_href(source.url)
-        console.print(f"  {n}. {title} — {escape(href or '')} ({source.domain})")

@@ -1,6 +1,4 @@
 import json
-import subprocess
-import sys
 
 from typer.testing import CliRunner
 
@@ -43,12 +41,3 @@ def test_cli_version() -> None:
     result = runner.invoke(app, ["version"])
     assert result.exit_code == 0
     assert unicite.__version__ in result.output
-
-
-def test_cli_demo_runs_as_a_subprocess() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "unicite", "demo"], capture_output=True, text=True, check=False
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "Sources" in proc.stdout
-    assert "wikipedia.org" in proc.stdout

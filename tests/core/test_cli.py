@@ -1,0 +1,200 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from unicite import CitedAnswer, extract
+from unicite._demo import DEMO_CASES, demo_response
+from unicite._stats import TopCounter
+from unicite.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def openai_file(tmp_path: Path) -> Path:
+    path = tmp_path / "response.json"
+    path.write_text(json.dumps(demo_response("openai_responses_web_search.json")), "utf-8")
+    return path
+
+
+def test_extract_renders_a_response_file(openai_file: Path) -> None:
+    result = runner.invoke(app, ["extract", str(openai_file), "--format", "text"])
+    assert result.exit_code == 0, result.output
+    assert "Sources" in result.output
+    assert "1. La tour Eiffel en chiffres" in result.output
+    assert "\x1b" not in result.output
+
+
+def test_extract_reads_stdin_and_every_format(openai_file: Path) -> None:
+    data = openai_file.read_text("utf-8")
+    for fmt in ("terminal", "markdown", "html", "json", "text"):
+        result = runner.invoke(app, ["extract", "-", "-f", fmt, "--no-hyperlinks"], input=data)
+        assert result.exit_code == 0, (fmt, result.output)
+    json_out = runner.invoke(app, ["extract", "-", "-f", "json"], input=data).output
+    assert CitedAnswer.from_json(json_out).citations == [
+        c.model_copy(update={"raw": None}) for c in extract(data).citations
+    ]
+
+
+def test_extract_reads_an_sse_log(tmp_path: Path) -> None:
+    events = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [],
+            },
+        },
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": "Héllo"},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]
+    log = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    path = tmp_path / "stream.sse.txt"
+    path.write_text(log, "utf-8")
+    result = runner.invoke(app, ["extract", str(path), "-f", "text"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Héllo")
+
+
+def test_require_citations_exits_3(tmp_path: Path) -> None:
+    plain = {
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [{"type": "text", "text": "hi"}],
+    }
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps(plain), "utf-8")
+    result = runner.invoke(app, ["extract", str(path), "--require-citations"])
+    assert result.exit_code == 3
+    assert "no grounding" in result.output
+    assert runner.invoke(app, ["extract", str(path)]).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "message"),
+    [
+        ("{not json", [], "not valid JSON"),
+        ('{"hello": 1}', [], "unrecognised response shape"),
+        ("{}", ["--provider", "nope"], "unknown provider"),
+        ("{}", ["--format", "pdf"], "unknown format"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, content: str, args: list[str], message: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content, "utf-8")
+    result = runner.invoke(app, ["extract", str(path), *args])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_missing_file_is_exit_2() -> None:
+    result = runner.invoke(app, ["extract", "/nonexistent/file.json"])
+    assert result.exit_code == 2
+    assert "/nonexistent/file.json: cannot read" in result.output
+
+
+def test_render_a_stored_answer(tmp_path: Path) -> None:
+    answer = extract(demo_response("anthropic_document_citations.json"))
+    path = tmp_path / "answer.json"
+    path.write_text(answer.to_json(), "utf-8")
+    result = runner.invoke(app, ["render", str(path), "-f", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert "carnet-de-voyage.txt" in result.output
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"text": "x", "citations": [{"start": 0}]}', "utf-8")
+    result = runner.invoke(app, ["render", str(bad)])
+    assert result.exit_code == 2
+    assert "not a CitedAnswer" in result.output
+
+
+def test_stats_over_a_jsonl_log(tmp_path: Path) -> None:
+    lines = [json.dumps(demo_response(name)) for _, name in DEMO_CASES] * 3
+    lines.append("{broken json")
+    lines.append("")
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(lines) + "\n", "utf-8")
+    result = runner.invoke(app, ["stats", str(log), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    answers = [extract(demo_response(name)) for _, name in DEMO_CASES]
+    assert summary["responses"] == 10
+    assert summary["unreadable"] == 1
+    assert summary["with_citations"] == 9
+    assert summary["citations"] == 3 * sum(len(a.citations) for a in answers)
+    assert summary["sources"] == 3 * sum(len(a.sources) for a in answers)
+    assert summary["providers"] == {"anthropic": 3, "gemini": 3, "openai": 3}
+    redirects = 3 * sum(s.redirect for a in answers for s in a.sources)
+    assert summary["redirect_share"] == round(redirects / summary["sources"], 4)
+    top = {row["domain"]: row["count"] for row in summary["top_domains"]}
+    assert top["wikipedia.org"] == 3 * sum(
+        s.domain == "wikipedia.org" for a in answers for s in a.sources
+    )
+    assert summary["counts_exact"] is True
+    table = runner.invoke(app, ["stats", str(log)])
+    assert table.exit_code == 0
+    assert "wikipedia.org" in table.output
+
+
+def test_top_counter_keeps_heavy_hitters_within_capacity() -> None:
+    counter = TopCounter(capacity=3)
+    for key in ["a"] * 50 + ["b"] * 30 + [f"rare{n}" for n in range(20)]:
+        counter.add(key)
+    assert len(counter.counts) <= 3
+    assert [k for k, _ in counter.top(2)] == ["a", "b"]
+    assert not counter.exact
+    assert counter.counts["a"] >= 50 - counter.error
+
+
+def test_schema_and_demo_as_subprocesses() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "unicite", "demo", "--no-hyperlinks"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for title, _ in DEMO_CASES:
+        assert title in proc.stdout
+    assert "\x1b" not in proc.stdout
+    proc = subprocess.run(
+        [sys.executable, "-m", "unicite", "extract", "/nonexistent"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("unicite: /nonexistent")
+    assert "Traceback" not in proc.stderr
+
+
+def test_demo_data_matches_the_cassettes() -> None:
+    yaml = pytest.importorskip("yaml")
+    cassettes = Path(__file__).resolve().parents[2] / "cassettes" / "providers"
+    sources = {
+        "openai_responses_web_search.json": "test_openai_sdk/test_responses_web_search.yaml",
+        "anthropic_document_citations.json": (
+            "test_anthropic_sdk/test_plain_text_document_char_location.yaml"
+        ),
+        "gemini_google_search.json": "test_gemini_sdk/test_generate_content_google_search.yaml",
+    }
+    for name, cassette in sources.items():
+        data = yaml.safe_load((cassettes / cassette).read_text("utf-8"))
+        assert demo_response(name) == data["interactions"][0]["response"]["parsed_body"], name
