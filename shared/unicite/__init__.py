@@ -12,6 +12,8 @@ from unicite._segment import Segment, claim_span, clauses, segment
 from unicite._text import sanitize_display, truncate
 from unicite._urls import is_redirect_url, normalize_url, registrable_domain, safe_href
 from unicite.exceptions import CitationError, GroundingRequiredError, UniciteError, UsageError
+from unicite.markers import inject_markers
+from unicite.markers._inject import MarkerStyle
 from unicite.model import (
     BlockLocation,
     CharLocation,
@@ -33,8 +35,6 @@ from unicite.providers import (
     detect_provider,
     extract,
 )
-from unicite.markers import inject_markers
-from unicite.markers._inject import MarkerStyle
 from unicite.render import (
     MarkdownMarkers,
     RenderFormat,

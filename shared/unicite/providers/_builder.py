@@ -131,7 +131,8 @@ class AnswerBuilder:
             order.setdefault(source.id, len(order))
         sources = sorted(ledger_sources, key=lambda s: order[s.id])
         citations = [
-            Citation.model_validate({"text": text[c["start"] : c["end"]], **c}) for c in self._citations
+            Citation.model_validate({"text": text[c["start"] : c["end"]], **c})
+            for c in self._citations
         ]
         if strict and self.diagnostics:
             raise CitationError(
