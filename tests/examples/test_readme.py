@@ -11,7 +11,8 @@ def test_readme_quickstart_runs(capsys) -> None:  # type: ignore[no-untyped-def]
     assert blocks, "the README has no python block"
     exec(compile(blocks[0], str(README), "exec"), {})  # noqa: S102 - our own README
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "1 wikipedia.org"
+    assert out[0] == "rund 440 000 Einwohner -> stadt-zuerich.txt"
+    assert "Sources" in out
     assert out[-1] == "True"
 
 
