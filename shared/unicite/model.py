@@ -8,6 +8,7 @@ post-hoc attribution) ends in a `CitedAnswer`. Offsets are Python str indices in
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
@@ -27,6 +28,7 @@ __all__ = [
     "SearchResultLocation",
     "Source",
     "SourceKind",
+    "SourceOrigin",
     "UrlLocation",
 ]
 
@@ -138,6 +140,15 @@ _DOMAIN_LIKE = re.compile(r"^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+[a-z][a-z0-9-]{1,6
 # --- sources ------------------------------------------------------------------------------------
 
 
+class SourceOrigin(_Model):
+    """Which tool call brought a source in: the tool's name and, when known, the call's id."""
+
+    tool: str = Field(min_length=1)
+    """Name of the tool or retriever whose output held the source."""
+    call_id: str | None = None
+    """Id of the tool call (``call_…``, ``toolu_…``, a framework run id), when known."""
+
+
 class Source(_Model):
     """Something an answer can cite: a web page, a document, a file, a tool result.
 
@@ -166,6 +177,14 @@ class Source(_Model):
     """Position among the results it came with (0 = first), when it came from a ranked list."""
     redirect: bool = False
     """The URL is a redirect (Vertex ``grounding-api-redirect``) that hides the real site."""
+    relevance: float | None = Field(default=None, ge=0.0, le=1.0)
+    """How relevant the source is to the task, from `unicite.sources.reconcile`, when scored."""
+    published_at: datetime | None = None
+    """When the source was first published, when known (naive values are taken as UTC)."""
+    modified_at: datetime | None = None
+    """When the source was last changed, when known (naive values are taken as UTC)."""
+    origin: SourceOrigin | None = None
+    """The tool call that first brought the source in, for sources from tools and retrievers."""
     extras: dict[str, Any] = Field(default_factory=dict)
     """Provider fields the model has no place for, kept rather than dropped."""
     raw: Any = Field(default=None, repr=False)
@@ -237,6 +256,11 @@ class Citation(_Model):
     """How the citation came about."""
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     """Probability that the sources support the claim, when known."""
+    verified: bool | None = None
+    """Set by `unicite.verify`: the quote was found in the cited source (or, without a quote,
+    the claim is supported by it); None when unchecked or the source has no text to check."""
+    support: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Set by `unicite.verify`: calibrated probability that the cited source supports the claim."""
     marker_span: tuple[int, int] | None = None
     """Span of the citation marker in the text (``[1]``, an inline link), when there is one."""
     extras: dict[str, Any] = Field(default_factory=dict)
@@ -278,6 +302,9 @@ class CitedAnswer(_Model):
     """What was odd or dropped while building the answer."""
     extras: dict[str, Any] = Field(default_factory=dict)
     """Answer-level provider data: search queries, search suggestions, usage, ..."""
+    sources_used: list[str] | None = None
+    """Ids of the sources the model declared it used (``[[USAGE:1,3]]`` tags), in the order
+    declared; None when the answer carried no such declaration."""
 
     _index: dict[str, int] = PrivateAttr(default_factory=dict)
     _offsets: OffsetIndex | None = PrivateAttr(default=None)
@@ -307,6 +334,11 @@ class CitedAnswer(_Model):
             )
             if len(problems) > 20:
                 break
+        problems.extend(
+            f"sources_used names unknown source id {sid!r}"
+            for sid in self.sources_used or ()
+            if sid not in index
+        )
         if problems:
             raise ValueError("; ".join(problems))
         self.citations.sort(key=lambda c: (c.start, c.end))
@@ -340,6 +372,15 @@ class CitedAnswer(_Model):
         """1-based footnote number of a source (its position in `sources`), or None."""
         position = self._position(source_id)
         return None if position is None else position + 1
+
+    @property
+    def has_inline_markers(self) -> bool:
+        """Whether any citation has a marker in the text (else renderers append a Sources list)."""
+        size = len(self.text)
+        return any(
+            c.marker_span is not None and c.marker_span[0] < c.marker_span[1] <= size
+            for c in self.citations
+        )
 
     def cited_sources(self) -> list[Source]:
         """Sources that at least one citation cites, in display order."""
