@@ -1,8 +1,10 @@
 import threading
+from datetime import datetime, timezone
 
 import pytest
 
 from unicite import Source, UsageError
+from unicite.model import SourceOrigin
 from unicite.sources import SourceLedger
 
 
@@ -57,6 +59,8 @@ def test_sids_are_one_based_and_stable() -> None:
 def test_rejects_what_is_not_a_source() -> None:
     with pytest.raises(UsageError):
         SourceLedger().add(42)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="rank"):
+        SourceLedger().add({"url": "https://a.example/", "rank": "first"})
 
 
 def test_concurrent_adds_lose_nothing() -> None:
@@ -75,3 +79,63 @@ def test_concurrent_adds_lose_nothing() -> None:
         t.join()
     assert len(ledger) == 300
     assert len({s.id for s in ledger.sources}) == 300
+
+
+def test_origins_record_every_tool_call_that_saw_a_source() -> None:
+    ledger = SourceLedger()
+    first = SourceOrigin(tool="tavily_search", call_id="call_1")
+    second = SourceOrigin(tool="brave_search", call_id="call_2")
+    sid = ledger.add(Source(url="https://a.example/page", origin=first))
+    ledger.add(Source(url="https://a.example/page#top", origin=second))
+    ledger.add(Source(url="https://a.example/page", origin=first))
+    assert ledger.origins(sid) == [first, second]
+    assert ledger.get(sid) is not None
+    assert ledger.get(sid).origin == first
+    assert ledger.origins("missing") == []
+
+
+def test_later_sightings_fill_in_dates_and_keep_the_earliest_rank() -> None:
+    ledger = SourceLedger()
+    published = datetime(2024, 1, 2, tzinfo=timezone.utc)
+    sid = ledger.add(Source(url="https://a.example/", rank=4))
+    ledger.add(Source(url="https://a.example/", title="A", rank=7, published_at=published))
+    merged = ledger.get(sid)
+    assert merged is not None
+    assert (merged.title, merged.rank, merged.published_at) == ("A", 4, published)
+
+
+def test_resolve_maps_a_merged_duplicate_id_to_the_survivor() -> None:
+    ledger = SourceLedger()
+    kept = ledger.add(Source(id="first", url="https://a.example/x"))
+    ledger.add(Source(id="second", url="https://a.example/x?utm_source=feed"))
+    assert ledger.resolve("second") == kept == ledger.resolve("first")
+    assert "second" not in ledger  # only survivors are entries
+    assert ledger.resolve("never-added") is None
+
+
+def test_footnotes_exclude_sources_a_tool_listed_inline() -> None:
+    ledger = SourceLedger()
+    ledger.add_tool_output(
+        "research_agent",
+        "Prices fell [1].\n\nSources:\n[1] https://news.example/prices\n",
+    )
+    searched = ledger.add(Source(url="https://search.example/result"))
+    assert len(ledger.footnotes()) == 2
+    assert [s.id for s in ledger.footnotes(exclude_inline=True)] == [searched]
+
+
+def test_footnotes_exclude_sources_the_answer_already_shows() -> None:
+    ledger = SourceLedger()
+    shown = ledger.add(Source(url="https://en.wikipedia.org/wiki/Paris_(France)"))
+    linked = ledger.add(Source(url="https://insee.example/pop?utm_source=x"))
+    hidden = ledger.add(Source(url="https://hidden.example/"))
+    document = ledger.add(Source(content="an uploaded memo", kind="document"))
+    answer = (
+        "Paris has 2.1 million people [1][2].\n\n"
+        "Sources:\n1. https://en.wikipedia.org/wiki/Paris_(France).\n"
+        "2. [INSEE](https://INSEE.example/pop)\n"
+    )
+    assert [s.id for s in ledger.footnotes(exclude_inline=answer)] == [hidden, document]
+    assert {shown, linked}.isdisjoint(s.id for s in ledger.footnotes(exclude_inline=answer))
+    with pytest.raises(UsageError):
+        ledger.footnotes(exclude_inline=3)  # type: ignore[arg-type]

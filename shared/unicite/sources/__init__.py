@@ -1,5 +1,31 @@
-"""Sources from tools and retrievers, and the ledger that collects them across a run."""
+"""Sources from tools and retrievers: extractors, a run's `SourceLedger`, prompt digests."""
 
-from unicite.sources._ledger import SourceLedger, as_source
+from unicite.sources._digest import build_digest, estimate_tokens
+from unicite.sources._filter import filter_content
+from unicite.sources._ledger import SourceLedger, as_source, current_ledger, ledger_scope
+from unicite.sources._reconcile import reconcile
+from unicite.sources._registry import (
+    EXTRACTORS,
+    Extractor,
+    ExtractorRegistry,
+    from_tool_output,
+    register,
+    unregister,
+)
 
-__all__ = ["SourceLedger", "as_source"]
+__all__ = [
+    "EXTRACTORS",
+    "Extractor",
+    "ExtractorRegistry",
+    "SourceLedger",
+    "as_source",
+    "build_digest",
+    "current_ledger",
+    "estimate_tokens",
+    "filter_content",
+    "from_tool_output",
+    "ledger_scope",
+    "reconcile",
+    "register",
+    "unregister",
+]

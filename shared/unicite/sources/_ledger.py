@@ -3,30 +3,55 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
+
+from pydantic import ValidationError
 
 from unicite._ids import content_hash
 from unicite._urls import normalize_url
 from unicite.exceptions import UsageError
-from unicite.model import Source
+from unicite.model import Source, SourceOrigin
+from unicite.sources._inline import listed_urls
+from unicite.sources._registry import ExtractorRegistry, from_tool_output
 
-__all__ = ["SourceLedger", "as_source"]
+__all__ = ["SourceLedger", "as_source", "current_ledger", "ledger_scope"]
 
 
 def as_source(value: Source | Mapping[str, Any]) -> Source:
-    """Accept a `Source` or a plain dict with the same keys."""
+    """Accept a `Source` or a plain dict with the same keys.
+
+    Raises:
+        UsageError: `value` is neither, or the dict's fields do not make a valid `Source`.
+    """
     if isinstance(value, Source):
         return value
     if isinstance(value, Mapping):
-        return Source.model_validate(dict(value))
+        try:
+            return Source.model_validate(dict(value))
+        except ValidationError as err:
+            error = err.errors()[0]
+            where = ".".join(str(part) for part in error["loc"]) or "source"
+            raise UsageError(f"not a valid source: {where}: {error['msg']}") from err
     raise UsageError(f"expected a Source or a dict, got {type(value).__name__}")
 
 
 def _merge(kept: Source, new: Source) -> Source:
     """Fill what the earlier sighting lacks from a later one; the earliest rank wins."""
     update: dict[str, Any] = {}
-    for field in ("title", "url", "domain", "content", "provider_id"):
+    for field in (
+        "title",
+        "url",
+        "domain",
+        "content",
+        "provider_id",
+        "published_at",
+        "modified_at",
+        "relevance",
+        "origin",
+    ):
         if getattr(kept, field) is None and getattr(new, field) is not None:
             update[field] = getattr(new, field)
     if new.snippet and len(new.snippet) > len(kept.snippet or ""):
@@ -46,25 +71,34 @@ class SourceLedger:
 
     Duplicates are recognised by id, by normalized URL, and (for sources without a URL) by a hash
     of their text. `add` returns the id of the surviving entry, so callers can map their own
-    references (a chunk index, a tool call) to it. Each entry also gets an integer ``sid``
-    (1, 2, ...) for prompts that ask a model to cite ``[n]``.
+    references (a chunk index, a tool call) to it; a later sighting fills in what the entry
+    lacks (title, dates), keeps the longer snippet and content and the earliest rank, and adds
+    its `origin` to `origins`. Each entry also gets an integer ``sid`` (1, 2, ...) for prompts
+    that ask a model to cite ``[n]`` or ``[[S:n]]``.
+
+    Use one ledger per run (an agent invocation, a request): `ledger_scope` makes it the
+    `current_ledger` of that thread or asyncio task, so concurrent runs never share sources.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sources: list[Source] = []
         self._position: dict[str, int] = {}
-        self._by_key: dict[str, str] = {}
+        # ("id" | "url" | "text", value) -> surviving id; tuples share their strings with the
+        # sources and the URL cache instead of building a new key string per sighting.
+        self._by_key: dict[tuple[str, str], str] = {}
+        self._origins: list[list[SourceOrigin]] = []
+        self._diagnostics: list[str] = []
 
     @staticmethod
-    def _keys(source: Source) -> list[str]:
-        keys = [f"id:{source.id}"]
+    def _keys(source: Source) -> list[tuple[str, str]]:
+        keys = [("id", source.id)]
         if source.url:
-            keys.append(f"url:{normalize_url(source.url)}")
+            keys.append(("url", normalize_url(source.url)))
         else:
             text = source.content or source.snippet
             if text:
-                keys.append(f"text:{content_hash(source.title, text)}")
+                keys.append(("text", content_hash(source.title, text)))
         return keys
 
     def add(self, source: Source | Mapping[str, Any]) -> str:
@@ -77,11 +111,15 @@ class SourceLedger:
                 if existing is not None:
                     position = self._position[existing]
                     self._sources[position] = _merge(self._sources[position], new)
+                    origins = self._origins[position]
+                    if new.origin is not None and new.origin not in origins:
+                        origins.append(new.origin)
                     for other in keys:
                         self._by_key.setdefault(other, existing)
                     return existing
             self._position[new.id] = len(self._sources)
             self._sources.append(new)
+            self._origins.append([new.origin] if new.origin is not None else [])
             for key in keys:
                 self._by_key[key] = new.id
             return new.id
@@ -89,6 +127,34 @@ class SourceLedger:
     def add_all(self, sources: list[Source] | list[Mapping[str, Any]]) -> list[str]:
         """Add several sources; return the surviving id of each, in order."""
         return [self.add(source) for source in sources]
+
+    def add_tool_output(
+        self,
+        tool_name: str,
+        output: Any,
+        *,
+        call_id: str | None = None,
+        arguments: Mapping[str, Any] | str | None = None,
+        registry: ExtractorRegistry | None = None,
+    ) -> list[str]:
+        """Read one tool output with `from_tool_output` and add its sources.
+
+        Returns the surviving id of each source found, in the tool's order; what was odd or
+        dropped goes to `diagnostics`.
+        """
+        notes: list[str] = []
+        found = from_tool_output(
+            tool_name,
+            output,
+            call_id=call_id,
+            arguments=arguments,
+            diagnostics=notes,
+            registry=registry,
+        )
+        if notes:
+            with self._lock:
+                self._diagnostics.extend(notes)
+        return self.add_all(found)
 
     @property
     def sources(self) -> list[Source]:
@@ -113,6 +179,44 @@ class SourceLedger:
         with self._lock:
             return self._sources[sid - 1] if 1 <= sid <= len(self._sources) else None
 
+    def resolve(self, source_id: str) -> str | None:
+        """The surviving id for any id ever added (a merged duplicate's id included), or None."""
+        with self._lock:
+            return self._by_key.get(("id", source_id))
+
+    def origins(self, source_id: str) -> list[SourceOrigin]:
+        """Every tool call that returned the source, first sighting first."""
+        with self._lock:
+            position = self._position.get(source_id)
+            return [] if position is None else list(self._origins[position])
+
+    @property
+    def diagnostics(self) -> list[str]:
+        """What was odd or dropped while reading tool outputs with `add_tool_output` (a copy)."""
+        with self._lock:
+            return list(self._diagnostics)
+
+    def footnotes(self, *, exclude_inline: bool | str = False) -> list[Source]:
+        """The sources to list under an answer, in first-seen order.
+
+        Args:
+            exclude_inline: Leave out sources the reader already sees. ``True`` drops those a
+                tool already presented inline in its own output (its ``[n]`` markers with a
+                ``Sources:`` list or a citations array; they carry ``extras["inline_marker"]``),
+                for interfaces that show tool output as it is. A string (the answer text, or
+                tool output passed through verbatim) drops every source whose URL it already
+                shows: in a ``Sources:`` block, a reference definition, a Markdown link or bare.
+        """
+        if not isinstance(exclude_inline, (bool, str)):
+            raise UsageError("exclude_inline must be a bool or the text already shown")
+        sources = self.sources
+        if exclude_inline is True:
+            return [s for s in sources if s.extras.get("inline_marker") is None]
+        if isinstance(exclude_inline, str) and exclude_inline:
+            shown = listed_urls(exclude_inline)
+            return [s for s in sources if s.url is None or normalize_url(s.url) not in shown]
+        return sources
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._sources)
@@ -120,3 +224,29 @@ class SourceLedger:
     def __contains__(self, source_id: object) -> bool:
         with self._lock:
             return source_id in self._position
+
+
+_CURRENT: ContextVar[SourceLedger | None] = ContextVar("unicite_source_ledger", default=None)
+
+
+def current_ledger() -> SourceLedger | None:
+    """The ledger of the run in progress in this thread or asyncio task, if any."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def ledger_scope(ledger: SourceLedger | None = None) -> Iterator[SourceLedger]:
+    """Make `ledger` (a new one by default) the `current_ledger` for the ``with`` block.
+
+    The scope lives in a context variable: each thread and each asyncio task sees its own, so
+    concurrent runs never see each other's sources. Tasks created inside the block inherit it.
+    """
+    if ledger is None:
+        ledger = SourceLedger()
+    elif not isinstance(ledger, SourceLedger):
+        raise UsageError(f"expected a SourceLedger, got {type(ledger).__name__}")
+    token = _CURRENT.set(ledger)
+    try:
+        yield ledger
+    finally:
+        _CURRENT.reset(token)

@@ -1,0 +1,353 @@
+"""Shape sniffing over every reader (`sniff`), and the built-in readers for named tools."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from unicite.model import Source
+from unicite.sources._common import ToolCall, as_mapping, collect, compact_json, first_str, is_url
+from unicite.sources._decode import (
+    NO_RESULTS_RE,
+    decode_output,
+    dicts,
+    http_status,
+    mcp_text,
+    read_error,
+)
+from unicite.sources._documents import path_title, retrieved_documents
+from unicite.sources._pages import (
+    fetched_text,
+    firecrawl_jina,
+    html_text,
+    page_dict,
+    page_source,
+    wikipedia,
+    wikipedia_named,
+    wikipedia_text,
+)
+from unicite.sources._search import (
+    answer_with_citations,
+    bing,
+    brave,
+    duckduckgo_text,
+    exa,
+    generic_results,
+    google_cse,
+    listed_text,
+    records_text,
+    searxng,
+    serper,
+    tavily,
+)
+
+__all__ = ["NAMED_READERS", "Reader", "decode_output", "read_error", "sniff"]
+
+Reader = Callable[[Any, ToolCall], list[Source] | None]
+"""Reads one shape of decoded tool output; None when the output is not that shape."""
+
+
+_MAX_DEPTH = 4
+_MCP_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+
+
+def _is_mcp_blocks(value: object) -> bool:
+    """Whether `value` is a list of MCP (or Anthropic ``search_result``) content blocks."""
+    if not isinstance(value, list) or not value:
+        return False
+    blocks = dicts(value)
+    return len(blocks) == len(value) and all(
+        isinstance(kind := b.get("type"), str) and (kind in _MCP_TYPES or kind == "search_result")
+        for b in blocks
+    )
+
+
+def _mcp(data: Any, call: ToolCall, depth: int) -> list[Source] | None:
+    """MCP ``CallToolResult``: text, ``resource_link`` and embedded ``resource`` content."""
+    mapping = as_mapping(data)
+    if mapping is not None:
+        content = mapping.get("content")
+        if not _is_mcp_blocks(content) and not (
+            isinstance(content, list) and ("isError" in mapping or "structuredContent" in mapping)
+        ):
+            return None
+        structured = mapping.get("structuredContent")
+    elif _is_mcp_blocks(data):
+        content, structured = data, None
+    else:
+        return None
+    sources: list[Source] = []
+    if structured is not None:
+        # The spec has servers repeat structured content as JSON text; read it once.
+        sources.extend(_sniff_data(structured, call, depth + 1))
+    blocks = dicts(content)
+    for index, block in enumerate(blocks):
+        if block.get("type") == "text" and structured is not None:
+            continue
+        found = _mcp_block(block, index, call, depth)
+        if len(found) == 1 and found[0].rank is None and len(blocks) > 1:
+            found = [found[0].model_copy(update={"rank": index})]
+        sources.extend(found)
+    if any(s.kind != "tool" for s in sources):
+        # Text beside links and resources describes them; it is not a source of its own.
+        sources = [s for s in sources if s.kind != "tool"]
+    return sources
+
+
+def _mcp_block(block: Mapping[str, Any], index: int, call: ToolCall, depth: int) -> list[Source]:
+    """The sources in one MCP (or Anthropic tool-result) content block."""
+    kind = block.get("type")
+    if kind == "text":
+        return _sniff_data(decode_output(block.get("text"), call), call, depth + 1)
+    if kind == "resource_link":
+        uri = first_str(block, "uri")
+        return collect(
+            [
+                call.source(
+                    kind="web" if uri and uri.lower().startswith("http") else "file",
+                    raw=block,
+                    url=uri,
+                    title=first_str(block, "title", "name"),
+                    snippet=first_str(block, "description"),
+                    extras={"mime_type": first_str(block, "mimeType"), "size": block.get("size")},
+                )
+            ]
+        )
+    if kind == "resource":
+        resource = as_mapping(block.get("resource")) or {}
+        uri = first_str(resource, "uri")
+        text = first_str(resource, "text")
+        if text is None and "blob" in resource:
+            call.note(f"binary resource {uri!r} kept without its content")
+        return collect(
+            [
+                call.source(
+                    kind="document" if text is not None else "file",
+                    raw=block,
+                    url=uri,
+                    title=first_str(resource, "title", "name")
+                    or (path_title(uri) if uri else None),
+                    content=text,
+                    extras={"mime_type": first_str(resource, "mimeType")},
+                )
+            ]
+        )
+    if kind == "search_result":
+        return collect([_search_result_block(block, index, call)])
+    call.note(f"{kind} content is not a citable source; skipped")
+    return []
+
+
+def _search_result_block(block: Mapping[str, Any], rank: int, call: ToolCall) -> Source | None:
+    """An Anthropic ``search_result`` content block (source, title, text content)."""
+    source_field = first_str(block, "source")
+    return call.source(
+        kind="web" if is_url(source_field) else "document",
+        raw=block,
+        url=source_field if is_url(source_field) else None,
+        title=first_str(block, "title"),
+        content=mcp_text(block.get("content")),
+        rank=rank,
+        extras={"source": None if is_url(source_field) else source_field},
+    )
+
+
+def _http_response(data: Any, call: ToolCall, depth: int) -> list[Source] | None:
+    """An HTTP client response: url, status, headers and a JSON or text body."""
+    mapping = as_mapping(data)
+    if mapping is None or not is_url(mapping.get("url")) or http_status(mapping) is None:
+        return None
+    body_key = next((k for k in ("json", "body", "text", "content", "data") if k in mapping), None)
+    if body_key is None:
+        return None
+    url = str(mapping["url"]).strip()
+    headers = {str(k).lower(): v for k, v in (as_mapping(mapping.get("headers")) or {}).items()}
+    body = decode_output(mapping[body_key], call)
+    modified = headers.get("last-modified")
+    if isinstance(body, str):
+        return collect([page_source(call, raw=mapping, url=url, body=body, modified=modified)])
+    if body is None:
+        return []
+    inner = _sniff_data(body, call, depth + 1)
+    if inner and not all(s.kind == "tool" for s in inner):
+        return inner
+    return collect(
+        [
+            call.source(
+                kind="tool",
+                raw=mapping,
+                url=url,
+                title=call.tool,
+                content=compact_json(body),
+                modified=modified,
+            )
+        ]
+    )
+
+
+def _unwrap(data: Any, call: ToolCall) -> Any:
+    """The payload inside framework and provider tool-result envelopes.
+
+    LangChain ``ToolMessage`` (``artifact`` preferred: it holds the structured output of
+    ``content_and_artifact`` tools), LangChain serialized objects, OpenAI
+    ``function_call_output`` items and Anthropic ``tool_result`` blocks; at most three
+    envelopes deep (what is left is read as it is).
+    """
+    for _ in range(3):
+        mapping = as_mapping(data)
+        if mapping is None:
+            return data
+        kind = mapping.get("type")
+        if kind == "tool" and "tool_call_id" in mapping:
+            call.call_id = call.call_id or first_str(mapping, "tool_call_id")
+            if mapping.get("status") == "error":
+                return data
+            artifact = mapping.get("artifact")
+            data = artifact if isinstance(artifact, (Mapping, list)) else mapping.get("content")
+        elif kind == "function_call_output" and "output" in mapping:
+            call.call_id = call.call_id or first_str(mapping, "call_id")
+            data = mapping["output"]
+        elif kind == "tool_result" and "tool_use_id" in mapping:
+            call.call_id = call.call_id or first_str(mapping, "tool_use_id")
+            if mapping.get("is_error") is True:
+                return {"isError": True, "content": mapping.get("content")}
+            data = mapping.get("content")
+        elif mapping.get("lc") == 1 and isinstance(mapping.get("kwargs"), Mapping):
+            data = dict(mapping["kwargs"])
+        else:
+            return data
+        if isinstance(data, list) and all(
+            as_mapping(b) is not None and b.get("type") == "text" for b in data
+        ):
+            data = mcp_text(data)
+        data = decode_output(data, call)
+    return data
+
+
+def _raw_text(text: str, call: ToolCall) -> list[Source]:
+    """Tool output read as it is: one ``tool`` source titled with the tool's name."""
+    return collect([call.source(kind="tool", raw=text, title=call.tool, content=text)])
+
+
+_TEXT_READERS: tuple[Callable[[str, ToolCall], list[Source] | None], ...] = (
+    fetched_text,
+    duckduckgo_text,
+    wikipedia_text,
+    records_text,
+    listed_text,
+    html_text,
+)
+
+
+_DATA_READERS: tuple[Reader, ...] = (
+    answer_with_citations,
+    brave,
+    bing,
+    serper,
+    google_cse,
+    exa,
+    searxng,
+    tavily,
+    wikipedia,
+    firecrawl_jina,
+    retrieved_documents,
+)
+
+
+def _sniff_text(text: str, call: ToolCall) -> list[Source]:
+    if not text.strip():
+        call.note("returned empty output")
+        return []
+    if NO_RESULTS_RE.match(text):
+        call.note(f"reported no results: {' '.join(text.split())[:120]!r}")
+        return []
+    for reader in _TEXT_READERS:
+        found = reader(text, call)
+        if found is not None:
+            return found
+    return _raw_text(text, call)
+
+
+def _sniff_data(data: Any, call: ToolCall, depth: int = 0) -> list[Source]:
+    if depth > _MAX_DEPTH:
+        call.note("output is nested too deeply to read")
+        return []
+    data = _unwrap(data, call)
+    error = read_error(data)
+    if error is not None:
+        call.note(f"the tool failed: {error}")
+        return []
+    if data is None:
+        return []
+    if isinstance(data, str):
+        return _sniff_text(data, call)
+    strings = isinstance(data, list) and data and all(isinstance(v, str) for v in data)
+    if strings and not all(is_url(v) for v in data):
+        return _sniff_text("\n\n".join(data), call)
+    for special in (_mcp, _http_response):
+        found = special(data, call, depth)
+        if found is not None:
+            return found
+    for reader in (*_DATA_READERS, generic_results, page_dict):
+        found = reader(data, call)
+        if found is not None:
+            return found
+    if isinstance(data, (Mapping, list)) and not data:
+        call.note("returned an empty result")
+        return []
+    return collect(
+        [call.source(kind="tool", raw=data, title=call.tool, content=compact_json(data))]
+    )
+
+
+def sniff(data: Any, call: ToolCall) -> list[Source]:
+    """Read decoded tool output of any supported shape; the fallback for unknown tools."""
+    return _sniff_data(data, call)
+
+
+def _named(*readers: Reader) -> Reader:
+    """A reader that tries `readers` first and falls back to sniffing."""
+
+    def read(data: Any, call: ToolCall) -> list[Source]:
+        unwrapped = _unwrap(data, call)
+        if read_error(unwrapped) is None:
+            for reader in readers:
+                found = reader(unwrapped, call)
+                if found is not None:
+                    return found
+        return _sniff_data(unwrapped, call)
+
+    return read
+
+
+def _text_reader(reader: Callable[[str, ToolCall], list[Source] | None]) -> Reader:
+    """A text-format reader that declines data that is not text."""
+
+    def read(data: Any, call: ToolCall) -> list[Source] | None:
+        return reader(data, call) if isinstance(data, str) else None
+
+    return read
+
+
+NAMED_READERS: dict[str, tuple[str, Reader]] = {
+    # name: (default tool-name pattern, reader); registered in this order, so later ones win.
+    "auto": ("", sniff),
+    "http": (r"http|requests?_(?:get|post)|curl|api_call", _named()),
+    "fetch": (
+        r"fetch|scrape|crawl|browse|read_?url|web_?page|get_?page|firecrawl|jina|reader",
+        _named(firecrawl_jina, _text_reader(fetched_text), page_dict),
+    ),
+    "documents": (
+        r"retriev|vector|(?<![a-z])rag(?![a-z])|knowledge|search_?docs|docs?_search|query_engine",
+        _named(retrieved_documents),
+    ),
+    "wikipedia": (r"wiki", _named(wikipedia_named)),
+    "duckduckgo": (r"duckduckgo|(?<![a-z])ddg(?![a-z])", _named(_text_reader(duckduckgo_text))),
+    "bing": (r"(?<![a-z])bing(?![a-z])", _named(bing)),
+    "searxng": (r"searx", _named(searxng)),
+    "exa": (r"(?<![a-z])exa(?![a-z])", _named(exa)),
+    "brave": (r"brave", _named(brave, _text_reader(records_text))),
+    "google_cse": (r"google_?(?:custom_?)?search|google_cse|customsearch", _named(google_cse)),
+    "serper": (r"serper", _named(serper)),
+    "tavily": (r"tavily", _named(tavily)),
+}

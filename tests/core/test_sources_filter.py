@@ -1,0 +1,138 @@
+"""`filter_content`: near-duplicate removal over content, optionally preferring fresh pages."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from unicite import Source, UsageError
+from unicite.sources import filter_content
+from unicite.sources._filter import jaccard, shingles
+
+rng = random.Random(11)
+VOCABULARY = [f"w{n}" for n in range(400)]
+
+
+def article(words: int = 300) -> list[str]:
+    return [rng.choice(VOCABULARY) for _ in range(words)]
+
+
+BASE = article()
+SYNDICATED = ["Reuters", "—", *BASE[:150], "updated", *BASE[150:], "Share", "this"]
+REWRITTEN = BASE[:60] + article(240)
+
+
+def page(name: str, words: list[str], **fields: object) -> Source:
+    return Source(url=f"https://{name}.example/a", title=name, content=" ".join(words), **fields)  # type: ignore[arg-type]
+
+
+def test_shingles_and_jaccard() -> None:
+    assert jaccard(shingles("a b c d e f"), shingles("A B C D E F!")) == 1.0
+    assert shingles("") == frozenset()
+    assert len(shingles("one two")) == 1  # shorter than a shingle: the whole text is one
+    assert jaccard(frozenset(), frozenset()) == 1.0
+    assert 0.0 < jaccard(shingles(" ".join(BASE)), shingles(" ".join(SYNDICATED))) < 1.0
+
+
+def test_syndicated_copy_is_dropped_and_recorded_on_the_kept_source() -> None:
+    original, copy, rewrite = (
+        page("origin", BASE),
+        page("mirror", SYNDICATED),
+        page("other", REWRITTEN),
+    )
+    notes: list[str] = []
+    kept = filter_content([original, copy, rewrite], diagnostics=notes)
+    assert [s.url for s in kept] == [original.url, rewrite.url]
+    assert kept[0].extras["near_duplicates"] == [copy.id]
+    assert "near_duplicates" not in kept[1].extras
+    assert len(notes) == 1
+    assert copy.id in notes[0]
+    assert original.id in notes[0]
+
+
+def test_threshold_controls_what_counts_as_the_same() -> None:
+    sources = [page("origin", BASE), page("mirror", SYNDICATED)]
+    similarity = jaccard(shingles(" ".join(BASE)), shingles(" ".join(SYNDICATED)))
+    assert len(filter_content(sources, threshold=similarity)) == 1
+    assert len(filter_content(sources, threshold=min(1.0, similarity + 0.01))) == 2
+
+
+def test_prefer_fresh_keeps_the_latest_version_at_the_first_position() -> None:
+    now = datetime(2024, 6, 1, tzinfo=timezone.utc)
+    old = page("old", BASE, published_at=now - timedelta(days=400))
+    other = page("other", REWRITTEN)
+    fresh = page("fresh", SYNDICATED, modified_at=now)
+    kept = filter_content([old, other, fresh], prefer_fresh=True)
+    assert [s.url for s in kept] == [fresh.url, other.url]
+    assert kept[0].extras["near_duplicates"] == [old.id]
+    # Without the preference the first one stays.
+    assert [s.url for s in filter_content([old, other, fresh])] == [old.url, other.url]
+
+
+def test_undated_copies_never_win_and_naive_dates_are_utc() -> None:
+    dated = page("dated", BASE, published_at=datetime(2020, 1, 1))
+    undated = page("undated", SYNDICATED)
+    assert [s.url for s in filter_content([dated, undated], prefer_fresh=True)] == [dated.url]
+    assert [s.url for s in filter_content([undated, dated], prefer_fresh=True)] == [dated.url]
+
+
+def test_snippets_are_compared_when_there_is_no_content_and_empty_sources_are_kept() -> None:
+    a = Source(url="https://a.example/", snippet="The quick brown fox jumps over the lazy dog.")
+    b = Source(url="https://b.example/", snippet="the quick brown fox jumps over the lazy dog")
+    empty = Source(url="https://c.example/")
+    assert [s.url for s in filter_content([a, empty, b, empty])] == [a.url, empty.url, empty.url]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"threshold": 0}, "threshold"),
+        ({"threshold": 1.5}, "threshold"),
+        ({"shingle_size": 0}, "shingle"),
+    ],
+)
+def test_bad_arguments(kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        filter_content([], **kwargs)  # type: ignore[arg-type]
+
+
+documents = st.lists(
+    st.lists(
+        st.sampled_from(["alpha", "beta", "gamma", "delta", "Zürich", "東京"]), max_size=14
+    ).map(" ".join),
+    max_size=10,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(texts=documents, threshold=st.floats(0.3, 1.0))
+def test_only_true_near_duplicates_are_dropped(texts: list[str], threshold: float) -> None:
+    sources = [Source(id=f"s{n}", content=t or None, title=str(n)) for n, t in enumerate(texts)]
+    kept = filter_content(sources, threshold=threshold)
+    positions = [int(s.id[1:]) for s in kept]
+    assert positions == sorted(positions)
+    by_id = {s.id: s for s in sources}
+    dropped = {s.id for s in sources} - {s.id for s in kept}
+    assert dropped == {i for s in kept for i in s.extras.get("near_duplicates", [])}
+    for source in kept:
+        for other in source.extras.get("near_duplicates", []):
+            similarity = jaccard(
+                shingles(source.content or ""), shingles(by_id[other].content or "")
+            )
+            assert similarity >= threshold
+    # Identical texts are always caught, whatever the hashes.
+    kept_sets = [shingles(s.content) for s in kept if s.content]
+    assert len(kept_sets) == len(set(kept_sets))
+    assert filter_content(sources, threshold=threshold) == kept
+
+
+def test_pairs_at_a_loose_threshold_are_found() -> None:
+    half = BASE[:150] + article(150)
+    similarity = jaccard(shingles(" ".join(BASE)), shingles(" ".join(half)))
+    assert 0.3 < similarity < 0.5
+    kept = filter_content([page("a", BASE), page("b", half)], threshold=similarity)
+    assert len(kept) == 1
