@@ -1,5 +1,33 @@
-"""Citation markers in answer text: writing them from citations (and, later, reading them)."""
+"""Citation markers in answer text: read, validate, renumber and write them.
 
-from unicite.markers._inject import inject_markers
+The prompt side asks a model for markers that read back cleanly.
+"""
 
-__all__ = ["inject_markers"]
+from unicite.markers._inject import MarkerStyle, inject_markers
+from unicite.markers._parse import OnInvalid, parse_markers
+from unicite.markers._prompt import (
+    InstructionFormat,
+    InstructionStyle,
+    citation_instructions,
+    format_sources,
+)
+from unicite.markers._renumber import renumber
+from unicite.markers._stream import MarkerStream
+from unicite.markers._structured import StructuredCitations, parse_structured
+from unicite.markers._tokens import ParseStyle
+
+__all__ = [
+    "InstructionFormat",
+    "InstructionStyle",
+    "MarkerStream",
+    "MarkerStyle",
+    "OnInvalid",
+    "ParseStyle",
+    "StructuredCitations",
+    "citation_instructions",
+    "format_sources",
+    "inject_markers",
+    "parse_markers",
+    "parse_structured",
+    "renumber",
+]

@@ -1,0 +1,485 @@
+"""`parse_markers`: citation markers written in answer text, turned into a `CitedAnswer`.
+
+The work is split so that `MarkerStream` can run the same steps on a prefix of the text:
+`scan` finds markers outside code, `Context.resolve` says which sources each names, and
+`plan_removals` decides which spans leave the text (``[[USAGE:…]]`` tags, footnote definitions
+naming sources, invalid markers when ``on_invalid="drop"``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from unicite._segment import _cached_segments, _marker_spans, claim_spans
+from unicite.exceptions import CitationError, UsageError
+from unicite.markers._edit import Edit, EditedText, merge
+from unicite.markers._tokens import (
+    PARSE_STYLES,
+    MarkerKind,
+    ParseStyle,
+    SourceTable,
+    Token,
+    find_url,
+    looks_like_year,
+    read_token,
+    shown,
+)
+from unicite.model import Citation, CitedAnswer
+
+__all__ = [
+    "Context",
+    "Definition",
+    "OnInvalid",
+    "Region",
+    "Scan",
+    "parse_markers",
+    "plan_removals",
+    "scan",
+]
+
+OnInvalid = Literal["drop", "keep", "raise"]
+"""What happens to a marker that names no valid source: removed from the text, left in it as
+plain text, or a `CitationError`. Either of the first two records a diagnostic."""
+
+_ON_INVALID = ("drop", "keep", "raise")
+_ALL_KINDS: frozenset[MarkerKind] = frozenset(
+    ("brackets", "sids", "sup", "footnotes", "assistant", "links")
+)
+# Links and footnote references are content (a working link; a label whose definition may come
+# later), so they stay in the text even when they name no source.
+_REMOVABLE_KINDS: frozenset[MarkerKind] = frozenset(("brackets", "sids", "sup", "assistant"))
+_GENERIC_LABELS = frozenset(("", "source", "sources"))
+_CLOSING = frozenset(
+    ".,;:!?)]}\"'\u2026\u3002\uff0c\uff1b\uff1a\uff01\uff1f\u3001\uff09\u300d\u300f"
+)
+_DEFINITION_RE = re.compile(r"(?m)^[ ]{0,3}\[\^([^\[\]\s]{1,40})\]:([^\r\n]*)")
+_NUMBER_ONLY_RE = re.compile(r"\s*\[?(\d{1,4})\]?\.?\s*")
+_NAME_TRIM = " \t\"'*_`\u201c\u201d\u2018\u2019<>."
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A footnote definition line ``[^label]: …`` and the source it names, if any."""
+
+    start: int
+    """Start of the line."""
+    end: int
+    """End of the line, before its line break."""
+    label: str
+    source_id: str | None
+    problem: str | None
+    """Why a definition that looks like a source reference names none (an unknown URL)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """Text that leaves the answer; `last` is where the decision stops depending on the text."""
+
+    start: int
+    end: int
+    last: int
+    """Position of the first character after it that the decision looked at."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """Markers and footnote definitions found outside code, in text order."""
+
+    tokens: list[Token]
+    definitions: list[Definition]
+
+
+class Context:
+    """Parsing options and the sources, checked once."""
+
+    def __init__(
+        self,
+        sources: object,
+        *,
+        style: ParseStyle | Sequence[ParseStyle] = "auto",
+        on_invalid: OnInvalid = "drop",
+        base: int = 1,
+    ) -> None:
+        if isinstance(base, bool) or base not in (0, 1):
+            raise UsageError(f"base must be 0 or 1, got {base!r}")
+        if not isinstance(on_invalid, str) or on_invalid not in _ON_INVALID:
+            raise UsageError(f"on_invalid must be 'drop', 'keep' or 'raise', got {on_invalid!r}")
+        self.kinds = _kinds(style)
+        self.on_invalid: OnInvalid = on_invalid
+        self.table = SourceTable(sources, base)
+
+    @property
+    def last_number(self) -> int:
+        """The highest valid source number."""
+        return self.table.base + len(self.table) - 1
+
+    def accepts(self, token: Token) -> bool:
+        """Whether `token` is a marker under these options (years and other styles are text)."""
+        if token.kind != "usage" and token.kind not in self.kinds:
+            return False
+        return not (looks_like_year(token) and all(lo > self.last_number for lo, _ in token.ranges))
+
+    def define(self, label: str, content: str) -> tuple[str | None, str | None]:
+        """The source a footnote definition names, and a problem when it names an unknown one."""
+        url = find_url(content)
+        if url is not None:
+            sid = self.table.url(url)
+            if sid is None:
+                return None, f"footnote [^{label}] is defined as {url}, which is not a source"
+            return sid, None
+        m = _NUMBER_ONLY_RE.fullmatch(content)
+        if m is not None:
+            n = int(m.group(1))
+            sid = self.table.number(n)
+            return (sid, None) if sid else (None, f"footnote [^{label}] is defined as source {n}")
+        return self.table.name(content.strip(_NAME_TRIM)), None
+
+    def resolve(
+        self, token: Token, footnotes: dict[str, tuple[str | None, str | None]] | None = None
+    ) -> tuple[list[str], list[str]]:
+        """The ids a marker names, and what is wrong with it.
+
+        ``footnotes`` maps definition labels to `define` results; without it footnote labels
+        resolve by number only.
+        """
+        problems = list(token.problems)
+        table = self.table
+        kind = token.kind
+        if kind == "links":
+            ids: list[str] = []
+            for url in token.urls:
+                sid = table.url(url)
+                if sid is None:
+                    problems.append(f"links to {shown(url)}, which is not a source")
+                elif sid not in ids:
+                    ids.append(sid)
+            return ids, problems
+        if kind == "footnotes":
+            label = token.label or ""
+            sid, problem = (footnotes or {}).get(label, (None, None))
+            if sid is not None:
+                return [sid], problems
+            if problem is not None:
+                return [], [*problems, problem]
+            if label.isdigit():
+                return table.resolve_ranges([(int(label), int(label))], problems), problems
+            if label not in (footnotes or {}):
+                problems.append(f"footnote [^{label}] has no definition naming a source")
+            return [], problems
+        if kind == "assistant":
+            label = token.label or ""
+            if label.casefold() not in _GENERIC_LABELS:
+                sid = table.name(label)
+                if sid is not None:
+                    return [sid], problems
+            if not token.ranges:
+                problems.append(f"names no source ({label!r} is not a source title)")
+                return [], problems
+            index = token.ranges[0][0]
+            if index >= len(table):
+                problems.append(f"search result {index} out of range ({len(table)} given)")
+                return [], problems
+            return [table.by_position[index]], problems
+        ids = table.resolve_ranges(token.ranges, problems)
+        for url in token.urls:
+            sid = table.url(url)
+            if sid is not None:
+                if ids and ids != [sid]:
+                    problems.append("its number and its link name different sources; the link wins")
+                return [sid], problems
+        return ids, problems
+
+
+def _kinds(style: object) -> frozenset[MarkerKind]:
+    styles = [style] if isinstance(style, str) else style
+    if not isinstance(styles, Iterable):
+        raise UsageError(f"style must be a marker style or a list of them, got {style!r}")
+    kinds: set[MarkerKind] = set()
+    for one in styles:
+        if not isinstance(one, str) or one not in PARSE_STYLES:
+            allowed = ", ".join(repr(s) for s in PARSE_STYLES)
+            raise UsageError(f"style must be one of {allowed}, got {one!r}")
+        if one == "auto":
+            kinds |= _ALL_KINDS
+        else:
+            kinds.add(one)  # type: ignore[arg-type]
+    if not kinds:
+        raise UsageError("style names no marker style")
+    return frozenset(kinds)
+
+
+def scan(text: str, context: Context) -> Scan:
+    """Markers and footnote definitions of `text`, outside code blocks, inline code and URLs."""
+    segments, starts = _cached_segments(text)
+    tokens: list[Token] = []
+    for seg in segments:
+        if seg.kind == "code":
+            continue
+        for start, end in _marker_spans(text, seg.start, seg.end):
+            token = read_token(text, start, end)
+            if token is not None and context.accepts(token):
+                tokens.append(token)
+    definitions: list[Definition] = []
+    if "footnotes" in context.kinds:
+        for m in _DEFINITION_RE.finditer(text):
+            k = bisect.bisect_right(starts, m.start(1)) - 1
+            if k >= 0 and segments[k].kind == "code" and m.start(1) < segments[k].end:
+                continue
+            label = m.group(1)
+            sid, problem = context.define(label, m.group(2))
+            definitions.append(Definition(m.start(), m.end(), label, sid, problem))
+    return Scan(tokens, definitions)
+
+
+def _removable(token: Token, context: Context, ids: list[str]) -> bool:
+    if token.kind == "usage":
+        return True
+    return context.on_invalid == "drop" and token.kind in _REMOVABLE_KINDS and not ids
+
+
+def plan_removals(
+    text: str, scanned: Scan, removable: Sequence[bool], *, trim_end: bool
+) -> list[Region]:
+    """The spans that leave the text, sorted and disjoint.
+
+    A run of removed markers takes the spaces before it when punctuation, a space or a line
+    break follows (``claim [9].`` becomes ``claim.``); a run alone on its line takes the line.
+    A footnote definition naming a source takes its line. With ``trim_end``, whitespace left at
+    the end of the text by a removal at the end goes too.
+    """
+    n = len(text)
+    regions: list[Region] = []
+    stripped = [d for d in scanned.definitions if d.source_id is not None]
+    lines = [d.start for d in stripped]
+    for d in stripped:
+        if d.end < n:
+            brk = d.end + (2 if text.startswith("\r\n", d.end) else 1)
+            regions.append(Region(d.start, brk, brk))
+        else:
+            regions.append(Region(_space_before(text, d.start), n, n))
+
+    def in_definition(position: int) -> bool:
+        k = bisect.bisect_right(lines, position) - 1
+        return k >= 0 and position < stripped[k].end
+
+    run: list[Token] = []
+    for token, remove in zip(scanned.tokens, removable, strict=True):
+        if not remove or in_definition(token.start):
+            if run:
+                regions.append(_run_region(text, run[0].start, run[-1].end))
+                run = []
+            continue
+        if run and text[run[-1].end : token.start].strip(" \t"):
+            regions.append(_run_region(text, run[0].start, run[-1].end))
+            run = []
+        run.append(token)
+    if run:
+        regions.append(_run_region(text, run[0].start, run[-1].end))
+
+    merged: list[Region] = []
+    for region in sorted(regions, key=lambda r: (r.start, r.end)):
+        if merged and region.start <= merged[-1].end:
+            last = merged[-1]
+            merged[-1] = Region(last.start, max(last.end, region.end), max(last.last, region.last))
+        else:
+            merged.append(region)
+    if trim_end and merged and merged[-1].end == n:
+        start = merged.pop().start
+        while True:
+            start = _space_before(text, start)
+            if not merged or merged[-1].end < start:
+                break
+            start = merged.pop().start
+        merged.append(Region(start, n, n))
+    return merged
+
+
+def _space_before(text: str, position: int) -> int:
+    while position > 0 and text[position - 1].isspace():
+        position -= 1
+    return position
+
+
+def _run_region(text: str, a: int, b: int) -> Region:
+    n = len(text)
+    ls = a
+    while ls > 0 and text[ls - 1] in " \t":
+        ls -= 1
+    re_ = b
+    while re_ < n and text[re_] in " \t":
+        re_ += 1
+    line_start = ls == 0 or text[ls - 1] in "\r\n"
+    line_end = re_ == n or text[re_] in "\r\n"
+    if line_start and line_end:
+        if re_ == n:
+            return Region(_space_before(text, ls), n, n)
+        brk = re_ + (2 if text.startswith("\r\n", re_) else 1)
+        # After a "\r" the next character decides whether the break is "\r\n".
+        return Region(ls, brk, re_ + 1 if text[re_] == "\r" else re_)
+    if line_start:
+        return Region(a, re_, re_)
+    if re_ > b or line_end or text[b] in _CLOSING:
+        return Region(ls, b, re_)
+    return Region(a, b, re_)
+
+
+# --- the whole text -----------------------------------------------------------------------------
+
+
+def parse_markers(
+    text: str,
+    sources: object,
+    *,
+    style: ParseStyle | Sequence[ParseStyle] = "auto",
+    on_invalid: OnInvalid = "drop",
+    base: int = 1,
+) -> CitedAnswer:
+    """Read the citation markers of an answer into a `CitedAnswer`.
+
+    Every marker becomes a citation (origin ``"marker"``) of the claim it closes: the sentence
+    or clause before it, or, for a marker leading a bullet or line, the text after it (see
+    `unicite.claim_span`); ``marker_span`` is the marker itself. Markers written next to each
+    other (``[1][2]``, ``[1] [3]``) make one citation. Styles, all read by ``style="auto"``:
+
+    - ``"brackets"``: ``[1]``, ``[1, 3]``, ``[2-4]``, ``[1][2]``, ``[[1]]``, ``[[1]](url)``;
+    - ``"sids"``: ``[[S:1,3]]``, ``[[S:2-4]]`` (any name other than ``USAGE`` before the colon);
+    - ``"sup"``: ``<sup class="cite" data-sids="1,3">…</sup>``, else the numbers inside
+      ``<sup>…</sup>``;
+    - ``"footnotes"``: ``[^1]`` or ``[^label]``, resolved through definitions
+      ``[^label]: …`` (by the URL in the definition, a source number, or a source title;
+      otherwise a numeric label is a source number). Definitions that name a source are
+      removed from the text; other footnotes stay as they are;
+    - ``"assistant"``: OpenAI-assistant ``【4:0†source】``: the name after ``†`` when it is a
+      source's title or file name, else the last number, counted from 0 like the tool's
+      search results (whatever ``base`` says);
+    - ``"links"``: inline links in parentheses, ``([site](url))``, matched to sources by
+      normalized URL.
+
+    Markers in fenced or indented code blocks, inline code and URLs, code-like indexing
+    (``a[1]``), link text (``[1](…)``) and year-like numbers out of range (``[2024]``) are text.
+    ``[[USAGE:1,3]]`` tags are removed and reported in ``sources_used``.
+
+    Validation records a diagnostic for ``[0]`` in 1-based numbering, numbers out of range,
+    reversed ranges (``[4-2]``), empty markers, numbers repeated within a marker, unknown
+    URLs, labels and titles. A marker naming no valid source makes no citation; with
+    ``on_invalid="drop"`` a numbered one is removed from the text, with ``"keep"`` it stays,
+    and ``"raise"`` raises `CitationError` on any such problem. Links and footnote
+    references always stay in the text.
+
+    The answer lists the sources in the order given, so ``[3]`` cites ``sources[2]`` and footnote
+    numbers match the text; `unicite.renumber` reorders them by first citation. Sources sharing
+    an id are listed once. Runs in time linear in the text and the number of markers.
+
+    Args:
+        text: The answer, as the model wrote it.
+        sources: The sources the model was shown, in their prompt order: `Source` objects,
+            dicts with the same keys, or a `SourceLedger`.
+        style: ``"auto"``, one style, or a list of styles to read; markers of other styles are
+            left as text.
+        on_invalid: ``"drop"``, ``"keep"`` or ``"raise"`` (see above).
+        base: 1 when the first source is ``[1]`` (the default), 0 for producers that count
+            from 0.
+
+    Returns:
+        The answer, with ``diagnostics`` and ``sources_used`` filled in.
+
+    Raises:
+        UsageError: Wrong argument types or unknown options.
+        CitationError: With ``on_invalid="raise"``, when a marker is invalid.
+    """
+    if not isinstance(text, str):
+        raise UsageError(f"text must be a str, got {type(text).__name__}")
+    context = Context(sources, style=style, on_invalid=on_invalid, base=base)
+    return build_answer(text, context)
+
+
+def build_answer(text: str, context: Context) -> CitedAnswer:
+    """Parse the whole of `text` under `context`."""
+    scanned = scan(text, context)
+    diagnostics = list(context.table.notes)
+    footnotes: dict[str, tuple[str | None, str | None]] = {}
+    for definition in scanned.definitions:
+        if definition.label in footnotes:
+            diagnostics.append(f"footnote [^{definition.label}] is defined twice; the first wins")
+            continue
+        footnotes[definition.label] = (definition.source_id, definition.problem)
+        if definition.problem is not None:
+            diagnostics.append(definition.problem)
+    resolved = [context.resolve(token, footnotes) for token in scanned.tokens]
+    problems: list[str] = []
+    for token, (_, token_problems) in zip(scanned.tokens, resolved, strict=True):
+        marker = shown(text[token.start : token.end])
+        problems.extend(f"marker {marker} at {token.start}: {p}" for p in token_problems)
+    diagnostics.extend(problems)
+    if context.on_invalid == "raise" and (problems or any(d.problem for d in scanned.definitions)):
+        raise CitationError(
+            f"invalid citation markers: {(problems or diagnostics)[0]}", diagnostics=diagnostics
+        )
+
+    removable = [
+        _removable(token, context, ids)
+        for token, (ids, _) in zip(scanned.tokens, resolved, strict=True)
+    ]
+    regions = plan_removals(text, scanned, removable, trim_end=True)
+    edited = EditedText(text, merge([Edit(r.start, r.end) for r in regions]))
+    new_text = edited.text
+    removed_starts = [r.start for r in regions]
+
+    def removed(position: int) -> bool:
+        k = bisect.bisect_right(removed_starts, position) - 1
+        return k >= 0 and position < regions[k].end
+
+    used: list[str] | None = None
+    groups: list[tuple[int, int, list[str]]] = []
+    previous_cites = False
+    for token, (ids, _) in zip(scanned.tokens, resolved, strict=True):
+        if token.kind == "usage":
+            used = used if used is not None else []
+            used.extend(sid for sid in ids if sid not in used)
+            continue
+        if removed(token.start):
+            continue
+        start, end = edited.span(token.start, token.end)
+        if not ids:
+            previous_cites = False
+            continue
+        if previous_cites and not new_text[groups[-1][1] : start].strip(" \t"):
+            first, _, members = groups[-1]
+            groups[-1] = (first, end, members + [sid for sid in ids if sid not in members])
+        else:
+            groups.append((start, end, list(dict.fromkeys(ids))))
+        previous_cites = True
+
+    claims = claim_spans(new_text, [(start, end) for start, end, _ in groups])
+    citations = [
+        Citation.model_construct(
+            start=claim_start,
+            end=claim_end,
+            text=new_text[claim_start:claim_end],
+            source_ids=ids,
+            quote=None,
+            location=None,
+            origin="marker",
+            confidence=None,
+            marker_span=(start, end),
+            extras={},
+            raw=None,
+        )
+        for (start, end, ids), (claim_start, claim_end) in zip(groups, claims, strict=True)
+    ]
+    extras: dict[str, object] = {}
+    stripped = {d.label: text[d.start : d.end].strip() for d in scanned.definitions if d.source_id}
+    if stripped:
+        extras["footnote_definitions"] = stripped
+    return CitedAnswer(
+        text=new_text,
+        sources=list(context.table.sources),
+        citations=citations,
+        diagnostics=diagnostics,
+        extras=extras,
+        sources_used=used,
+    )

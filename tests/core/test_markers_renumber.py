@@ -1,0 +1,111 @@
+"""`renumber`: first-cited order, unused sources, markers rewritten in every style."""
+
+from __future__ import annotations
+
+import pytest
+
+from unicite import Citation, CitedAnswer, Source, UsageError
+from unicite.markers import inject_markers, parse_markers, renumber
+
+SOURCES = [Source(id=k, url=f"https://{k}.example/", title=f"Title {k}") for k in "abcdef"]
+
+
+def numbers(answer: CitedAnswer) -> list[list[int | None]]:
+    return [[answer.footnote_number(sid) for sid in c.source_ids] for c in answer.citations]
+
+
+def test_first_cited_order_and_markers_rewritten() -> None:
+    answer = parse_markers("Alpha [5]. Beta [2]. Gamma [5, 2]. Delta [2-4].", SOURCES)
+    result = renumber(answer)
+    assert result.text == "Alpha [1]. Beta [2]. Gamma [1, 2]. Delta [2-4]."
+    assert [s.id for s in result.sources] == ["e", "b", "c", "d"]
+    assert numbers(result) == [[1], [2], [1, 2], [2, 3, 4]]
+    assert [c.text for c in result.citations] == ["Alpha", "Beta", "Gamma", "Delta"]
+    for c in result.citations:
+        assert c.marker_span is not None
+        assert result.text[c.start : c.end] == c.text
+
+
+def test_keep_unused_and_declared_sources() -> None:
+    answer = parse_markers("Claim [3].\n[[USAGE:3,6]]", SOURCES)
+    assert [s.id for s in renumber(answer).sources] == ["c", "f"]
+    kept = renumber(answer, keep_unused=True)
+    assert [s.id for s in kept.sources] == ["c", "f", "a", "b", "d", "e"]
+    assert kept.sources_used == ["c", "f"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("X [4][2].", "X [1][2]."),
+        ("X [4, 2].", "X [1, 2]."),
+        ("X [4,2].", "X [1,2]."),
+        ("X [[4]].", "X [[1]]."),
+        ("X [[4]](https://d.example/).", "X [[1]](https://d.example/)."),
+        ("X [[S:4,2]].", "X [[S:1,2]]."),
+        ("X [[SRC:4]].", "X [[SRC:1]]."),
+        ("X [[S:3-6]] y [1].", "X [[S:1-4]] y [5]."),
+        (
+            'Claim<sup class="cite" data-sids="4">[4]</sup>.',
+            'Claim<sup class="cite" data-sids="1">[1]</sup>.',
+        ),
+        ("X.[^4] Y.[^2]", "X.[^1] Y.[^2]"),
+        ("X.[^d]\n\n[^d]: https://d.example/", "X.[^1]"),
+        ("X \u30101:3\u2020source\u3011.", "X \u30101:0\u2020source\u3011."),
+        ("X [2:5\u2020source].", "X [2:0\u2020source]."),
+        ("X ([d](https://d.example/)).", "X ([d](https://d.example/))."),
+    ],
+)
+def test_every_style_is_rewritten_in_its_own_style(text: str, expected: str) -> None:
+    result = renumber(parse_markers(text, SOURCES))
+    assert result.text == expected
+    # The rewritten text reads back to the same citations.
+    again = parse_markers(result.text, result.sources)
+    assert [(c.start, c.end, c.source_ids, c.marker_span) for c in again.citations] == [
+        (c.start, c.end, c.source_ids, c.marker_span) for c in result.citations
+    ]
+
+
+def test_zero_based_markers_become_one_based() -> None:
+    answer = parse_markers("First [3]. Second [0].", SOURCES, base=0)
+    result = renumber(answer)
+    assert result.text == "First [1]. Second [2]."
+    assert [s.id for s in result.sources] == ["d", "a"]
+
+
+def test_idempotent() -> None:
+    answer = parse_markers("A [5][3]. B [[S:6]]. C [3-5].", SOURCES)
+    once = renumber(answer)
+    assert renumber(once) == once
+
+
+def test_citations_without_markers_reorder_sources_only() -> None:
+    text = "One claim. Two claim."
+    answer = CitedAnswer(
+        text=text,
+        sources=SOURCES,
+        citations=[
+            Citation(start=0, end=10, text="One claim.", source_ids=["f", "a"]),
+            Citation(start=11, end=21, text="Two claim.", source_ids=["c"]),
+        ],
+    )
+    result = renumber(answer)
+    assert result.text == text
+    assert [s.id for s in result.sources] == ["f", "a", "c"]
+    assert not result.has_inline_markers
+    # Then inject writes markers that already follow the new order.
+    assert inject_markers(result).text == "One claim.[1][2] Two claim.[3]"
+
+
+def test_does_not_modify_its_input() -> None:
+    answer = parse_markers("A [5]. B [1].", SOURCES)
+    copy = answer.model_copy(deep=True)
+    renumber(answer)
+    assert answer == copy
+
+
+def test_misuse() -> None:
+    with pytest.raises(UsageError):
+        renumber("text")  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        renumber(CitedAnswer(), keep_unused="yes")  # type: ignore[arg-type]
