@@ -11,9 +11,25 @@ from unicite._schema import json_schema
 from unicite._segment import Segment, claim_span, clauses, segment
 from unicite._text import sanitize_display, truncate
 from unicite._urls import is_redirect_url, normalize_url, registrable_domain, safe_href
+from unicite.attribution import (
+    AttributionMethod,
+    EmbeddingScorer,
+    JudgeScorer,
+    Scorer,
+    attribute,
+    verify,
+)
 from unicite.exceptions import CitationError, GroundingRequiredError, UniciteError, UsageError
-from unicite.markers import inject_markers
-from unicite.markers._inject import MarkerStyle
+from unicite.markers import (
+    MarkerStream,
+    MarkerStyle,
+    citation_instructions,
+    format_sources,
+    inject_markers,
+    parse_markers,
+    parse_structured,
+    renumber,
+)
 from unicite.model import (
     BlockLocation,
     CharLocation,
@@ -25,6 +41,7 @@ from unicite.model import (
     SearchResultLocation,
     Source,
     SourceKind,
+    SourceOrigin,
     UrlLocation,
 )
 from unicite.providers import (
@@ -47,6 +64,7 @@ from unicite.settings import resolve_enabled
 __version__ = _version("unicite")
 
 __all__ = [
+    "AttributionMethod",
     "BlockLocation",
     "CharLocation",
     "Citation",
@@ -54,17 +72,22 @@ __all__ = [
     "CitationEvent",
     "CitationOrigin",
     "CitedAnswer",
+    "EmbeddingScorer",
     "GroundingRequiredError",
+    "JudgeScorer",
     "Location",
     "MarkdownMarkers",
+    "MarkerStream",
     "MarkerStyle",
     "OffsetIndex",
     "PageLocation",
     "RenderFormat",
+    "Scorer",
     "SearchResultLocation",
     "Segment",
     "Source",
     "SourceKind",
+    "SourceOrigin",
     "SourceSelection",
     "StreamCollector",
     "UniciteError",
@@ -72,20 +95,26 @@ __all__ = [
     "UsageError",
     "__version__",
     "acollect_stream",
+    "attribute",
     "byte_span",
+    "citation_instructions",
     "claim_span",
     "clauses",
     "collect_stream",
     "detect_provider",
     "extract",
+    "format_sources",
     "from_byte_span",
     "from_utf16_span",
     "inject_markers",
     "is_redirect_url",
     "json_schema",
     "normalize_url",
+    "parse_markers",
+    "parse_structured",
     "registrable_domain",
     "render",
+    "renumber",
     "resolve_enabled",
     "safe_href",
     "sanitize_display",
@@ -93,4 +122,5 @@ __all__ = [
     "supports_hyperlinks",
     "truncate",
     "utf16_span",
+    "verify",
 ]
