@@ -132,6 +132,38 @@ def render(
 
 
 @app.command()
+def attribute(
+    answer: Annotated[str, typer.Option("--answer", help="The answer as plain text; - for stdin.")],
+    sources: Annotated[
+        str,
+        typer.Option("--sources", help="Sources as JSONL (one source object per line) or JSON."),
+    ],
+    fmt: FormatOption = "terminal",
+    all_sources: AllSourcesOption = False,
+    hyperlinks: HyperlinksOption = None,
+) -> None:
+    """Attribute an answer that cites nothing to its sources (local, no model or key needed)."""
+    from unicite.attribution import attribute as attribute_answer
+    from unicite.sources import as_source
+
+    fmt = _check_format(fmt)
+    text = _read_input(answer).decode("utf-8", "replace")
+    raw = _read_input(sources).decode("utf-8", "replace")
+    items: list[object] = []
+    try:
+        stripped = raw.lstrip()
+        if stripped.startswith("["):
+            loaded = json.loads(raw)
+            items = loaded if isinstance(loaded, list) else [loaded]
+        else:
+            items = [json.loads(line) for line in raw.splitlines() if line.strip()]
+        parsed = [as_source(item) for item in items]  # type: ignore[arg-type]
+    except (ValueError, UniciteError) as err:
+        _fail(f"{sources}: not a list of sources: {str(err).splitlines()[0]}")
+    _emit(attribute_answer(text, parsed), fmt, all_sources, hyperlinks)
+
+
+@app.command()
 def stats(
     logs: Annotated[list[str], typer.Argument(help="JSONL logs, one provider response per line.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,

@@ -198,3 +198,35 @@ def test_demo_data_matches_the_cassettes() -> None:
     for name, cassette in sources.items():
         data = yaml.safe_load((cassettes / cassette).read_text("utf-8"))
         assert demo_response(name) == data["interactions"][0]["response"]["parsed_body"], name
+
+
+def test_attribute_command(tmp_path: Path) -> None:
+    answer = tmp_path / "answer.txt"
+    answer.write_text(
+        "The Rhine flows through Basel before it reaches Strasbourg. I hope this helps!", "utf-8"
+    )
+    sources = tmp_path / "sources.jsonl"
+    rows = [
+        {
+            "url": "https://example.org/rhine",
+            "title": "The Rhine",
+            "content": "Going north, the Rhine flows through Basel and then reaches Strasbourg.",
+        },
+        {"url": "https://example.org/alps", "title": "The Alps", "content": "Mountains in Europe."},
+    ]
+    sources.write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
+    result = runner.invoke(
+        app, ["attribute", "--answer", str(answer), "--sources", str(sources), "-f", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    cited = CitedAnswer.from_json(result.output)
+    assert [c.text for c in cited.citations] == [
+        "The Rhine flows through Basel before it reaches Strasbourg."
+    ]
+    assert cited.citations[0].origin == "posthoc-lexical"
+    assert cited.sources[0].title == "The Rhine"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"urll": 1}\n', "utf-8")
+    result = runner.invoke(app, ["attribute", "--answer", str(answer), "--sources", str(bad)])
+    assert result.exit_code == 2
+    assert "not a list of sources" in result.output
