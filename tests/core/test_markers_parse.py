@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from unicite import CitationError, CitedAnswer, Source, UsageError
+from unicite import Citation, CitationError, CitedAnswer, Source, UsageError
 from unicite.markers import inject_markers, parse_markers
 from unicite.sources import SourceLedger
 
@@ -324,3 +324,18 @@ def test_many_markers_on_a_long_text() -> None:
     assert len(answer.citations) == 3000
     assert answer.citations[-1].text == "Facts about item 2999 are here"
     assert answer.citations[-1].source_ids == ["d"]
+
+
+def test_has_inline_markers() -> None:
+    text = "Claim here."
+    plain = CitedAnswer(
+        text=text,
+        sources=SOURCES,
+        citations=[Citation(start=0, end=5, text="Claim", source_ids=["a"])],
+    )
+    assert not plain.has_inline_markers
+    empty_span = plain.model_copy(
+        update={"citations": [plain.citations[0].model_copy(update={"marker_span": (5, 5)})]}
+    )
+    assert not empty_span.has_inline_markers
+    assert inject_markers(plain).has_inline_markers

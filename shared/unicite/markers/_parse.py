@@ -31,13 +31,17 @@ from unicite.markers._tokens import (
 from unicite.model import Citation, CitedAnswer
 
 __all__ = [
+    "DEFINITION_RE",
     "Context",
     "Definition",
     "OnInvalid",
     "Region",
     "Scan",
+    "build_answer",
+    "is_removable",
     "parse_markers",
     "plan_removals",
+    "run_region",
     "scan",
 ]
 
@@ -56,7 +60,7 @@ _GENERIC_LABELS = frozenset(("", "source", "sources"))
 _CLOSING = frozenset(
     ".,;:!?)]}\"'\u2026\u3002\uff0c\uff1b\uff1a\uff01\uff1f\u3001\uff09\u300d\u300f"
 )
-_DEFINITION_RE = re.compile(r"(?m)^[ ]{0,3}\[\^([^\[\]\s]{1,40})\]:([^\r\n]*)")
+DEFINITION_RE = re.compile(r"(?m)^[ ]{0,3}\[\^([^\[\]\s]{1,40})\]:([^\r\n]*)")
 _NUMBER_ONLY_RE = re.compile(r"\s*\[?(\d{1,4})\]?\.?\s*")
 _NAME_TRIM = " \t\"'*_`\u201c\u201d\u2018\u2019<>."
 
@@ -225,7 +229,7 @@ def scan(text: str, context: Context) -> Scan:
                 tokens.append(token)
     definitions: list[Definition] = []
     if "footnotes" in context.kinds:
-        for m in _DEFINITION_RE.finditer(text):
+        for m in DEFINITION_RE.finditer(text):
             k = bisect.bisect_right(starts, m.start(1)) - 1
             if k >= 0 and segments[k].kind == "code" and m.start(1) < segments[k].end:
                 continue
@@ -235,7 +239,8 @@ def scan(text: str, context: Context) -> Scan:
     return Scan(tokens, definitions)
 
 
-def _removable(token: Token, context: Context, ids: list[str]) -> bool:
+def is_removable(token: Token, context: Context, ids: list[str]) -> bool:
+    """Whether a marker leaves the text: a usage tag, or (when dropping) one naming nothing."""
     if token.kind == "usage":
         return True
     return context.on_invalid == "drop" and token.kind in _REMOVABLE_KINDS and not ids
@@ -270,15 +275,15 @@ def plan_removals(
     for token, remove in zip(scanned.tokens, removable, strict=True):
         if not remove or in_definition(token.start):
             if run:
-                regions.append(_run_region(text, run[0].start, run[-1].end))
+                regions.append(run_region(text, run[0].start, run[-1].end))
                 run = []
             continue
         if run and text[run[-1].end : token.start].strip(" \t"):
-            regions.append(_run_region(text, run[0].start, run[-1].end))
+            regions.append(run_region(text, run[0].start, run[-1].end))
             run = []
         run.append(token)
     if run:
-        regions.append(_run_region(text, run[0].start, run[-1].end))
+        regions.append(run_region(text, run[0].start, run[-1].end))
 
     merged: list[Region] = []
     for region in sorted(regions, key=lambda r: (r.start, r.end)):
@@ -304,7 +309,8 @@ def _space_before(text: str, position: int) -> int:
     return position
 
 
-def _run_region(text: str, a: int, b: int) -> Region:
+def run_region(text: str, a: int, b: int) -> Region:
+    """What removing the markers ``text[a:b]`` takes with them (see `plan_removals`)."""
     n = len(text)
     ls = a
     while ls > 0 and text[ls - 1] in " \t":
@@ -349,10 +355,11 @@ def parse_markers(
     - ``"sids"``: ``[[S:1,3]]``, ``[[S:2-4]]`` (any name other than ``USAGE`` before the colon);
     - ``"sup"``: ``<sup class="cite" data-sids="1,3">…</sup>``, else the numbers inside
       ``<sup>…</sup>``;
-    - ``"footnotes"``: ``[^1]`` or ``[^label]``, resolved through definitions
+    - ``"footnotes"``: ``[^1]`` or ``[^label]``, resolved through one-line definitions
       ``[^label]: …`` (by the URL in the definition, a source number, or a source title;
       otherwise a numeric label is a source number). Definitions that name a source are
-      removed from the text; other footnotes stay as they are;
+      removed from the text (the answer's sources replace them; their text is kept in
+      ``extras["footnote_definitions"]``); other footnotes stay as they are;
     - ``"assistant"``: OpenAI-assistant ``【4:0†source】``: the name after ``†`` when it is a
       source's title or file name, else the last number, counted from 0 like the tool's
       search results (whatever ``base`` says);
@@ -421,7 +428,7 @@ def build_answer(text: str, context: Context) -> CitedAnswer:
         )
 
     removable = [
-        _removable(token, context, ids)
+        is_removable(token, context, ids)
         for token, (ids, _) in zip(scanned.tokens, resolved, strict=True)
     ]
     regions = plan_removals(text, scanned, removable, trim_end=True)

@@ -31,14 +31,14 @@ from unicite._segment import (
 )
 from unicite.exceptions import UsageError
 from unicite.markers._parse import (
-    _DEFINITION_RE,
+    DEFINITION_RE,
     Context,
     Definition,
     OnInvalid,
     Region,
     Scan,
-    _removable,
     build_answer,
+    is_removable,
     plan_removals,
 )
 from unicite.markers._tokens import ParseStyle, Token, read_token
@@ -287,7 +287,7 @@ class MarkerStream:
             if token is None or not context.accepts(token):
                 continue
             ids, _ = context.resolve(token)
-            if not _removable(token, context, ids):
+            if not is_removable(token, context, ids):
                 continue
             verdict = self._check(lo + o, lo + e)
             if verdict == "pending":
@@ -327,7 +327,7 @@ class MarkerStream:
             if brk < 0:
                 self._line_hold = line
                 return
-            m = _DEFINITION_RE.match(text, 0, brk)
+            m = DEFINITION_RE.match(text, 0, brk)
             if m is not None:
                 sid, problem = self._context.define(m.group(1), m.group(2))
                 if sid is not None and not self._in_code(line + m.start(1)):

@@ -10,7 +10,7 @@ from typing import Any
 
 from unicite.exceptions import CitationError, UsageError
 from unicite.markers._edit import Edit, EditedText, merge
-from unicite.markers._parse import Context, OnInvalid, _run_region, build_answer
+from unicite.markers._parse import Context, OnInvalid, build_answer, run_region
 from unicite.markers._tokens import SourceTable, shown
 from unicite.model import Citation, CitedAnswer, Source
 
@@ -349,7 +349,7 @@ def _without_markers(answer: CitedAnswer) -> CitedAnswer:
     """The answer with its markers taken out of the text, spans kept on the same words."""
     text = answer.text
     spans = sorted({c.marker_span for c in answer.citations if c.marker_span is not None})
-    regions = [_run_region(text, start, end) for start, end in spans]
+    regions = [run_region(text, start, end) for start, end in spans]
     edited = EditedText(text, merge([Edit(r.start, r.end) for r in regions]))
     citations: list[Citation] = []
     for citation in answer.citations:

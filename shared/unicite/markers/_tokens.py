@@ -22,6 +22,8 @@ __all__ = [
     "ParseStyle",
     "SourceTable",
     "Token",
+    "find_url",
+    "looks_like_year",
     "read_token",
     "shown",
 ]
