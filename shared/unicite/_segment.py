@@ -69,7 +69,7 @@ _SPACELESS = (
 )
 _SPACELESS_RE = re.compile("[" + _SPACELESS + "]")
 
-_IDENT_GUARD = "(?<![/=?&#%+~@\\[\\\\])"
+_IDENT_GUARD = "(?<![/=&#%+~@\\[\\\\])"
 _NUMS = r"\d{1,4}(?:[ \t]*[,\u2013\-][ \t]*\d{1,4}){0,40}"
 _URL_PARENS = r"\((?:[^()\s]|\([^()\s]{0,300}\)){1,2048}\)"
 _LINK = r"\[[^\[\]\n]{1,200}\]" + _URL_PARENS
@@ -79,6 +79,11 @@ _NUMERIC_SHAPES = (
 )
 _SUP_GUARD = r"(?<![0-9])(?<!(?<![A-Za-z])[A-Za-z])(?<!(?<![A-Za-z])[A-Za-z]{2})"
 _SUP = r"<(?i:sup)\b[^<>\n]{0,200}>(?:[^<\n]|<(?!/(?i:sup)>)){1,200}</(?i:sup)>"
+# A <sup> that says it is a citation is one wherever it stands, even after a digit.
+_CITE_SUP = (
+    r"<(?i:sup)\b[^<>\n]{0,200}?(?:data-sids|class=[\"']?cite)[^<>\n]{0,200}>"
+    r"(?:[^<\n]|<(?!/(?i:sup)>)){1,200}</(?i:sup)>"
+)
 _OTHER_SHAPES = (
     r"\[\[[A-Za-z_][\w\-]{0,15}:[ \t]*" + _NUMS + r"\]\](?:" + _URL_PARENS + ")?",
     r"\[\^[^\[\]\s]{1,40}\](?!:)",
@@ -92,6 +97,7 @@ MARKER_RE = re.compile(
     "|".join(
         (
             f"{_IDENT_GUARD}(?:{_NUMERIC_SHAPES})",
+            _CITE_SUP,
             f"{_SUP_GUARD}{_SUP}",
             *_OTHER_SHAPES,
         )
@@ -108,7 +114,7 @@ Models often glue markers to words (``France[1]``): those are markers.
 """
 CITATION_MARKER_RE = MARKER_RE
 
-_MARKER_SHAPE_RE = re.compile("|".join((_NUMERIC_SHAPES, _SUP, *_OTHER_SHAPES)))
+_MARKER_SHAPE_RE = re.compile("|".join((_NUMERIC_SHAPES, _CITE_SUP, _SUP, *_OTHER_SHAPES)))
 _BACKTICKS_RE = re.compile(r"`+")
 _URL_SCAN = 300
 
@@ -167,6 +173,8 @@ def _indexes_identifier(text: str, start: int, lo: int) -> bool:
     word = m.group()
     if not word.isascii():
         return False
+    if word.isdigit():
+        return False  # a number, typically a year: "founded in 1932[1]"
     if len(word) == 1 or "_" in word or any(ch.isdigit() for ch in word):
         return True
     if any(ch.isupper() for ch in word[1:]) and not word.isupper():

@@ -607,6 +607,10 @@ def test_markers_glued_to_words() -> None:
     assert find_markers("It is tall[1][2].") == [(10, 13), (13, 16)]
     assert find_markers("Köln[2] und München[3, 4].") == [(4, 7), (19, 25)]
     assert find_markers("NASA[3] says so.") == [(4, 7)]
+    assert find_markers("Is it France?[1] Yes.") == [(13, 16)]
+    assert find_markers("It was founded in 1932[1].") == [(22, 25)]
+    cite = '<sup class="cite" data-sids="1">[1]</sup>'
+    assert find_markers(f"Built in 1932{cite}.") == [(13, 13 + len(cite))]
     assert find_markers("France[^1] x") == [(6, 10)]
     assert find_markers("東京[1]です") == [(2, 5)]
     assert find_markers("France【4:0†source】") == [(6, 18)]
