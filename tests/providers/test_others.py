@@ -374,3 +374,30 @@ def test_cohere_stream_citation_before_its_text_waits_for_it() -> None:
             announced_at[item.citation.start] = n
     assert announced_at[101] > 2
     assert collector.result() == extract(fixture("cohere_chat_v2_rag"))
+
+
+def test_perplexity_lists_and_ranges_expand_and_bad_ranges_are_reported() -> None:
+    response = {
+        "id": "pplx-1",
+        "model": "sonar",
+        "object": "chat.completion",
+        "citations": ["https://a.example/1", "https://b.example/2", "https://c.example/3"],
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": "Paris est grande [1, 3]. Lyon est ancienne[2-3]. Faux [4-2].",
+                },
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    answer = extract(response)
+    urls = {s.id: s.url for s in answer.sources}
+    assert [(c.text, [urls[i] for i in c.source_ids]) for c in answer.citations] == [
+        ("Paris est grande", ["https://a.example/1", "https://c.example/3"]),
+        ("Lyon est ancienne", ["https://b.example/2", "https://c.example/3"]),
+    ]
+    at = answer.text.index("[4-2]")
+    assert answer.diagnostics == [f"marker [4-2] at {at}: reversed range 4-2"]

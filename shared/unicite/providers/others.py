@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from unicite._segment import claim_spans, find_markers
+from unicite.markers._tokens import read_token
 from unicite.model import Citation
 from unicite.providers._base import CitationEvent, Provider, StreamReader
 from unicite.providers._builder import AnswerBuilder
 
 __all__ = ["COHERE", "PERPLEXITY", "CohereProvider", "PerplexityProvider"]
 
-_NUMBER_MARKER = re.compile(r"\[(\d{1,4})\]")
 _RESULT_FIELDS = {"url", "title", "snippet"}
 
 
@@ -65,18 +64,38 @@ def _perplexity_result(item: object, rank: int, path: str, builder: AnswerBuilde
     )
 
 
-def _marker_groups(text: str) -> list[tuple[int, int, list[tuple[int, int]]]]:
-    """Runs of adjacent ``[n]`` markers: ``(start, end, [(number, marker start), ...])``."""
+_MAX_RANGE = 100
+"""Numbers one marker may expand to (``[1-100]``); longer ranges are read as a mistake."""
+
+
+def _marker_groups(
+    text: str, builder: AnswerBuilder
+) -> list[tuple[int, int, list[tuple[int, int]]]]:
+    """Runs of adjacent numeric markers: ``(start, end, [(number, marker start), ...])``.
+
+    Lists and ranges (``[1, 3]``, ``[2-4]``) expand to every number they name.
+    """
     groups: list[tuple[int, int, list[tuple[int, int]]]] = []
     for start, end in find_markers(text):
-        match = _NUMBER_MARKER.fullmatch(text, start, end)
-        if match is None:
+        token = read_token(text, start, end)
+        if token is None or token.kind != "brackets" or token.prefix is not None:
             continue
-        marker = (int(match.group(1)), start)
+        for problem in token.problems:
+            builder.note(f"marker {text[start:end]} at {start}: {problem}")
+        numbers: list[tuple[int, int]] = []
+        for first, last in token.ranges:
+            if last - first >= _MAX_RANGE:
+                builder.note(
+                    f"marker {text[start:end]} at {start}: range {first}-{last} is too long"
+                )
+                continue
+            numbers.extend((n, start) for n in range(first, last + 1))
+        if not numbers:
+            continue
         if groups and groups[-1][1] == start:
-            groups[-1] = (groups[-1][0], end, [*groups[-1][2], marker])
+            groups[-1] = (groups[-1][0], end, [*groups[-1][2], *numbers])
         else:
-            groups.append((start, end, [marker]))
+            groups.append((start, end, numbers))
     return groups
 
 
@@ -111,7 +130,7 @@ def _read_perplexity(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
     finish_reason = read.text(choice, "finish_reason", "response.choices[0]")
     builder.append_text(text)
 
-    groups = _marker_groups(text)
+    groups = _marker_groups(text, builder)
     claims = claim_spans(text, [(start, end) for start, end, _ in groups])
     for (start, end, markers), (claim_start, claim_end) in zip(groups, claims, strict=True):
         ids: list[str] = []
