@@ -4,8 +4,9 @@ PYTHON ?= python3
 UV ?= $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 RUN := $(UV) run --frozen
 CORE_ENV := .venv-core
+LLAMAINDEX_ENV := .venv-llamaindex
 
-.PHONY: demo test test-all test-core lint format bench record schema sync clean
+.PHONY: demo test test-all test-core test-llamaindex lint format bench record schema sync clean
 
 .tools/bin/uv:
 	$(PYTHON) -m venv .tools
@@ -21,8 +22,9 @@ sync: .venv/.synced
 demo: .venv/.synced
 	$(RUN) unicite demo
 
-## test: the full suite, then the core's suite with only unicite installed
-test: test-all test-core
+## test: the full suite, the core's suite with only unicite installed, and the LlamaIndex
+## adapter over the llama-index LLM integrations (which need older provider SDKs)
+test: test-all test-core test-llamaindex
 
 test-all: .venv/.synced
 	$(RUN) pytest
@@ -32,6 +34,10 @@ test-all: .venv/.synced
 test-core: | $(UV)
 	UV_PROJECT_ENVIRONMENT=$(CORE_ENV) $(UV) sync --frozen --package unicite --group test-core
 	UNICITE_CORE_ONLY=1 $(CORE_ENV)/bin/python -m pytest -p no:cacheprovider
+
+test-llamaindex: | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(LLAMAINDEX_ENV) $(UV) sync --frozen --no-default-groups --group llamaindex-providers
+	$(LLAMAINDEX_ENV)/bin/python -m pytest -p no:cacheprovider tests/integrations/llamaindex
 
 lint: .venv/.synced
 	$(RUN) ruff check .
@@ -53,4 +59,4 @@ schema: .venv/.synced
 	$(RUN) unicite schema > shared/unicite/cited_answer.schema.json
 
 clean:
-	rm -rf .venv $(CORE_ENV) .tools .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .venv $(CORE_ENV) $(LLAMAINDEX_ENV) .tools .pytest_cache .mypy_cache .ruff_cache
