@@ -1,7 +1,31 @@
-"""LangChain adapter for unicite."""
+"""LangChain adapter for unicite: one callback gives any chain or agent correct citations.
+
+`CitationCallbackHandler` collects each run's sources and cites its answer; `from_ai_message`
+reads the native citations LangChain messages carry; `with_citations`, `CitationOutputParser`,
+`cite_tools`, `citation_prompt` and `number_sources` fit unicite into LCEL chains and agents.
+"""
 
 from importlib.metadata import version as _version
 
+from unicite_langchain._handler import CITATIONS_EVENT, CitationCallbackHandler
+from unicite_langchain._messages import from_ai_message, to_citation_annotations
+from unicite_langchain._prompt import citation_prompt, number_sources
+from unicite_langchain._runnable import CitationOutputParser, CitedRunnable, with_citations
+from unicite_langchain._tools import CitedTool, cite_tools
+
 __version__ = _version("unicite-langchain")
 
-__all__ = ["__version__"]
+__all__ = [
+    "CITATIONS_EVENT",
+    "CitationCallbackHandler",
+    "CitationOutputParser",
+    "CitedRunnable",
+    "CitedTool",
+    "__version__",
+    "citation_prompt",
+    "cite_tools",
+    "from_ai_message",
+    "number_sources",
+    "to_citation_annotations",
+    "with_citations",
+]
