@@ -253,8 +253,8 @@ class SourceTable:
         self.sources: list[Source] = []
         self.by_position: list[str] = []
         self.by_id: dict[str, str] = {}
-        self.by_url: dict[str, str] = {}
-        self.by_name: dict[str, str] = {}
+        self._by_url: dict[str, str] | None = None
+        self._by_name: dict[str, str] | None = None
         first_position: dict[str, int] = {}
         for position, item in enumerate(_source_list(sources)):
             source = _as_source(item, position)
@@ -268,11 +268,28 @@ class SourceTable:
                 first_position[source.id] = position
                 self.by_id[source.id] = source.id
                 self.sources.append(source)
-                if source.url:
-                    self.by_url.setdefault(normalize_url(source.url), source.id)
-                for key in _name_keys(source):
-                    self.by_name.setdefault(key, source.id)
             self.by_position.append(source.id)
+
+    # URL and name lookups are built on first use: most answers cite by number only.
+    @property
+    def by_url(self) -> dict[str, str]:
+        """Source ids by normalized URL."""
+        if self._by_url is None:
+            self._by_url = {}
+            for source in self.sources:
+                if source.url:
+                    self._by_url.setdefault(normalize_url(source.url), source.id)
+        return self._by_url
+
+    @property
+    def by_name(self) -> dict[str, str]:
+        """Source ids by casefolded title, id, provider id or file name."""
+        if self._by_name is None:
+            self._by_name = {}
+            for source in self.sources:
+                for key in _name_keys(source):
+                    self._by_name.setdefault(key, source.id)
+        return self._by_name
 
     def __len__(self) -> int:
         return len(self.by_position)
