@@ -37,7 +37,7 @@ test-core: | $(UV)
 
 test-llamaindex: | $(UV)
 	UV_PROJECT_ENVIRONMENT=$(LLAMAINDEX_ENV) $(UV) sync --frozen --no-default-groups --group llamaindex-providers
-	$(LLAMAINDEX_ENV)/bin/python -m pytest -p no:cacheprovider tests/integrations/llamaindex
+	$(LLAMAINDEX_ENV)/bin/python -m pytest -p no:cacheprovider tests/integrations/llamaindex tests/examples/test_llamaindex_examples.py
 
 lint: .venv/.synced
 	$(RUN) ruff check .

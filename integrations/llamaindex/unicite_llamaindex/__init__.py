@@ -1,7 +1,37 @@
-"""LlamaIndex adapter for unicite."""
+"""LlamaIndex adapter for unicite: cited query engines, postprocessors and instrumentation.
+
+- `CitedQueryEngine`: a drop-in `CitationQueryEngine` whose responses carry a validated
+  `unicite.CitedAnswer` in ``response.metadata["citations"]``.
+- `CitationPostprocessor`: numbers retrieved nodes (``Source N:``) as citable sources.
+- `CitationEventHandler`: cites the LLM answers of anything LlamaIndex runs (agents,
+  workflows) from instrumentation events and dispatches `CitationsEvent`s.
+- `from_llamaindex_response`, `to_citation_blocks`, `from_citation_blocks`: conversions.
+"""
 
 from importlib.metadata import version as _version
 
+from unicite_llamaindex._convert import (
+    from_citation_blocks,
+    from_llamaindex_response,
+    to_citation_blocks,
+)
+from unicite_llamaindex._engine import CitedQueryEngine
+from unicite_llamaindex._handler import CitationEventHandler
+from unicite_llamaindex._nodes import source_from_node
+from unicite_llamaindex._postprocessor import CitationPostprocessor
+from unicite_llamaindex.events import CitationsEvent, dispatcher
+
 __version__ = _version("unicite-llamaindex")
 
-__all__ = ["__version__"]
+__all__ = [
+    "CitationEventHandler",
+    "CitationPostprocessor",
+    "CitationsEvent",
+    "CitedQueryEngine",
+    "__version__",
+    "dispatcher",
+    "from_citation_blocks",
+    "from_llamaindex_response",
+    "source_from_node",
+    "to_citation_blocks",
+]

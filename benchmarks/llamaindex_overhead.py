@@ -1,0 +1,201 @@
+"""CitedQueryEngine against LlamaIndex's CitationQueryEngine: what citations cost per query.
+
+Both engines query the same 20-node VectorStoreIndex with the same scripted LLM, whose answer
+cites eight of the nodes out of order and one that does not exist, so the cited engine does
+all its work: labelling, capturing the LLM call, parsing and validating the markers,
+renumbering and rewriting the response. Also measured: a streamed query read to the end, and
+`CitationEventHandler` attached while the plain engine runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from _harness import Figure
+from llama_index.core import VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import CompletionResponse, CompletionResponseGen, CustomLLM, LLMMetadata
+from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.core.query_engine import CitationQueryEngine
+from llama_index.core.schema import TextNode
+
+from unicite_llamaindex import CitationEventHandler, CitedQueryEngine
+
+NODES = 20
+QUESTION = "Which harbours did the survey visit, and what did it find there?"
+ANSWER = " ".join(
+    f"The survey found {topic} at the harbour of site {n} [{n}]."
+    for n, topic in zip(
+        (7, 2, 15, 4, 11, 19, 1, 9, 23),
+        (
+            "eroded quays",
+            "new moorings",
+            "silted channels",
+            "a rebuilt lighthouse",
+            "seagrass beds",
+            "a closed fish market",
+            "record tides",
+            "a ferry terminal",
+            "nothing",
+        ),
+        strict=True,
+    )
+)
+TARGET = "≤ 1.10×"
+
+
+class _WordEmbedding(BaseEmbedding):
+    """Hashed bag-of-words vectors, so retrieval is real and offline."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "WordEmbedding"
+
+    def _vector(self, text: str) -> list[float]:
+        vector = [0.0] * 64
+        for word in re.findall(r"\w{3,}", text.lower()):
+            vector[int.from_bytes(hashlib.blake2b(word.encode()).digest()[:4], "big") % 64] += 1
+        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+        return [x / norm for x in vector]
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._vector(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._vector(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+class _ScriptedLLM(CustomLLM):
+    """The same answer for every prompt, streamed in 12-character tokens when asked."""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="scripted")
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text=ANSWER)
+
+    @llm_completion_callback()
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseGen:
+        def gen() -> CompletionResponseGen:
+            text = ""
+            for start in range(0, len(ANSWER), 12):
+                delta = ANSWER[start : start + 12]
+                text += delta
+                yield CompletionResponse(text=text, delta=delta)
+
+        return gen()
+
+
+def _index() -> VectorStoreIndex:
+    nodes = [
+        TextNode(
+            id_=f"harbour-{n}",
+            text=(
+                f"Harbour survey, site {n}. The team measured the depth of the channel, "
+                f"counted the moorings and noted the state of the quays at site {n}. "
+                "Local fishers described how the tides and the storms of the last winter "
+                "changed the harbour, and the port authority shared its maintenance records."
+            ),
+            metadata={"url": f"https://survey.example.org/harbours/{n}", "title": f"Site {n}"},
+        )
+        for n in range(1, NODES + 1)
+    ]
+    return VectorStoreIndex(nodes, embed_model=_WordEmbedding())
+
+
+def _paired(
+    baseline: Callable[[], object], measured: Callable[[], object], *, rounds: int = 15
+) -> tuple[float, float]:
+    """Median seconds per call of each, timed in alternating rounds so drift hits both alike."""
+    baseline()
+    measured()
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(rounds):
+        for fn, out in ((baseline, times[0]), (measured, times[1])):
+            start = time.perf_counter()
+            for _ in range(5):
+                fn()
+            out.append((time.perf_counter() - start) / 5)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
+def run() -> list[Figure]:
+    index = _index()
+    llm = _ScriptedLLM()
+    plain = CitationQueryEngine.from_args(index, llm=llm, similarity_top_k=NODES)
+    cited = CitedQueryEngine.from_args(index, llm=llm, similarity_top_k=NODES)
+    plain_stream = CitationQueryEngine.from_args(
+        index, llm=llm, similarity_top_k=NODES, streaming=True
+    )
+    cited_stream = CitedQueryEngine.from_args(
+        index, llm=llm, similarity_top_k=NODES, streaming=True
+    )
+    answer = cited.query(QUESTION).metadata["citations"]  # type: ignore[index]
+    assert len(answer.citations) == 8, answer.diagnostics
+    assert len(cited.query(QUESTION).source_nodes) == NODES
+
+    def consume(engine: Any) -> None:
+        for _ in engine.query(QUESTION).response_gen:
+            pass
+
+    handler = CitationEventHandler()
+
+    def with_handler() -> None:
+        handler.attach()
+        try:
+            plain.query(QUESTION)
+        finally:
+            handler.detach()
+
+    def without_handler() -> None:
+        handler.detach()
+        plain.query(QUESTION)
+
+    figures = []
+    base, value = _paired(lambda: plain.query(QUESTION), lambda: cited.query(QUESTION))
+    figures.append(
+        Figure(
+            name=f"CitedQueryEngine.query, {NODES} nodes, scripted LLM",
+            value=value * 1000,
+            unit="ms",
+            baseline=base * 1000,
+            baseline_name="CitationQueryEngine.query, same index and LLM",
+            target=TARGET,
+            note="nodes under the chunk size are not tokenized again, unlike the baseline",
+        )
+    )
+    base, value = _paired(lambda: consume(plain_stream), lambda: consume(cited_stream))
+    figures.append(
+        Figure(
+            name=f"CitedQueryEngine streamed query, {NODES} nodes, read to the end",
+            value=value * 1000,
+            unit="ms",
+            baseline=base * 1000,
+            baseline_name="CitationQueryEngine streamed query, read to the end",
+            target=TARGET,
+        )
+    )
+    base, value = _paired(without_handler, with_handler)
+    figures.append(
+        Figure(
+            name=f"CitationQueryEngine.query + CitationEventHandler, {NODES} nodes",
+            value=value * 1000,
+            unit="ms",
+            baseline=base * 1000,
+            baseline_name="CitationQueryEngine.query without the handler",
+        )
+    )
+    return figures

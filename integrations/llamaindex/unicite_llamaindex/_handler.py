@@ -1,0 +1,632 @@
+"""`CitationEventHandler`: citations for anything LlamaIndex runs, read from instrumentation.
+
+The handler follows LlamaIndex's spans to group what happens in one run (a query, an agent or
+workflow run: the outermost span): the nodes retrievers return, the nodes each synthesizer
+puts in its prompt, the tool results an agent hands back to its LLM, and every LLM call's
+response. Each LLM answer with text is cited against what its own run saw and dispatched as a
+`CitationsEvent`. A run's state is dropped when its outermost span ends (or, for a stream, when
+the stream does), so a long-lived handler does not grow.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole, ToolCallBlock
+from llama_index.core.base.response.schema import AsyncStreamingResponse, StreamingResponse
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.instrumentation import (  # type: ignore[attr-defined]
+    Dispatcher,
+    get_dispatcher,
+)
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.events.llm import (
+    LLMChatEndEvent,
+    LLMChatInProgressEvent,
+    LLMChatStartEvent,
+    LLMCompletionEndEvent,
+    LLMCompletionInProgressEvent,
+    LLMCompletionStartEvent,
+)
+from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
+from llama_index.core.instrumentation.span import SimpleSpan
+from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
+from llama_index.core.response_synthesizers import BaseSynthesizer
+from llama_index.core.schema import NodeWithScore
+
+from unicite import CitedAnswer, UsageError, resolve_enabled
+from unicite.attribution import AttributionMethod
+from unicite.sources import SourceLedger
+from unicite_llamaindex._answer import (
+    CiteOptions,
+    OnInvalidMarker,
+    Table,
+    check_options,
+    cite,
+    origin_of,
+)
+from unicite_llamaindex._capture import active_capture
+from unicite_llamaindex._convert import SourceCache, cached_sources, table_from_nodes
+from unicite_llamaindex._postprocessor import CitationPostprocessor
+from unicite_llamaindex._stream import LLMCallReader
+from unicite_llamaindex.events import CitationsEvent, dispatcher
+
+__all__ = ["CitationEventHandler"]
+
+logger = logging.getLogger("unicite_llamaindex")
+
+_LINGERING = 64
+"""Finished runs kept while one of their streams has not been consumed (oldest dropped)."""
+
+
+@dataclass
+class _Run:
+    """What one run (outermost span) has seen."""
+
+    root: str
+    ledger: SourceLedger = field(default_factory=SourceLedger)
+    open_spans: int = 0
+    closed: bool = False
+    pending: set[str] = field(default_factory=set)
+    """LLM spans whose end event has not come yet (streams being consumed)."""
+    tool_calls: set[str] = field(default_factory=set)
+    """Tool call ids whose results are already in the ledger."""
+    labelled: list[NodeWithScore] | None = None
+    """The nodes a `CitationPostprocessor` labelled last in the run."""
+    retrieved: list[NodeWithScore] = field(default_factory=list)
+    """Every node the run's retrievers returned, to trace prompt chunks back to."""
+    ranks: list[int] = field(default_factory=list)
+    """Each retrieved node's rank in its retrieval."""
+    in_ledger: int = 0
+    """How many of the retrieved nodes are in the ledger (sources are read when needed)."""
+    sources: SourceCache = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Pending:
+    """A streamed synthesis whose LLM call has not started: its run and prompt nodes."""
+
+    run: _Run
+    nodes: list[NodeWithScore]
+
+
+@dataclass
+class _Span:
+    run: _Run
+    parent: str | None
+    nodes: list[NodeWithScore] | None = None
+    """The nodes a synthesizer span put in its prompt."""
+
+
+@dataclass
+class _Call:
+    """One LLM call: its run, the sources its prompt numbered, and its stream reader."""
+
+    run: _Run
+    nodes: list[NodeWithScore] | None
+    """The nodes its prompt numbered, when a synthesizer or postprocessor says."""
+    reader: LLMCallReader = field(default_factory=LLMCallReader)
+    outer: _Call | None = None
+    """The LLM call this one runs inside (``acomplete`` calling ``complete``, a completion
+    made of a chat call): only the innermost call that answers is cited."""
+    answered: bool = False
+
+
+class _Core:
+    """The handler's state and logic, as a plain object: span events are frequent."""
+
+    def __init__(
+        self,
+        options: CiteOptions,
+        history: int,
+        on_citations: Callable[[CitationsEvent], Any] | None,
+    ) -> None:
+        self.options = options
+        self.history = history
+        self.on_citations = on_citations
+        self.lock = threading.Lock()
+        self.spans: dict[str, _Span] = {}
+        self.calls: dict[str, _Call] = {}
+        self.lingering: OrderedDict[str, _Run] = OrderedDict()
+        self.answers: OrderedDict[str, CitedAnswer] = OrderedDict()
+        self.last: CitedAnswer | None = None
+        self.emitted: set[str] = set()
+        self.streamed: ContextVar[_Pending | None] = ContextVar(
+            "unicite_streamed_prompt", default=None
+        )
+
+    # --- spans ------------------------------------------------------------------------------
+
+    def enter(
+        self, id_: str, parent: str | None, instance: Any, bound_args: inspect.BoundArguments
+    ) -> None:
+        nodes = None
+        if isinstance(instance, BaseSynthesizer):
+            given = bound_args.arguments.get("nodes")
+            if isinstance(given, list):
+                nodes = [n for n in given if isinstance(n, NodeWithScore)]
+        with self.lock:
+            parent_span = self.spans.get(parent) if parent is not None else None
+            run = parent_span.run if parent_span is not None else _Run(root=id_)
+            run.open_spans += 1
+            self.spans[id_] = _Span(run=run, parent=parent, nodes=nodes)
+
+    def exit(self, id_: str, result: Any, *, dropped: bool = False, labeller: bool = False) -> None:
+        with self.lock:
+            span = self.spans.pop(id_, None)
+            if span is None:
+                return
+            run = span.run
+            if labeller and isinstance(result, list):
+                run.labelled = [n for n in result if isinstance(n, NodeWithScore)]
+            run.open_spans -= 1
+            call = self.calls.get(id_)
+            if call is not None and (dropped or not _is_stream(result)):
+                # A stream's end event comes when it is consumed; anything else ended already.
+                self.calls.pop(id_, None)
+                run.pending.discard(id_)
+            if id_ == run.root:
+                run.closed = True
+            if span.nodes is not None and _is_stream_response(result):
+                # A streaming synthesizer calls its LLM only when the stream is read, after
+                # this span (and maybe the whole run) has ended: leave its prompt to that call.
+                self.streamed.set(_Pending(run=run, nodes=span.nodes))
+            self._release(run)
+
+    def _release(self, run: _Run) -> None:
+        """Forget a finished run, or keep it (bounded) while a stream of it is pending."""
+        if not run.closed or run.open_spans > 0:
+            return
+        if not run.pending:
+            self.lingering.pop(run.root, None)
+            return
+        self.lingering[run.root] = run
+        self.lingering.move_to_end(run.root)
+        while len(self.lingering) > _LINGERING:
+            _, old = self.lingering.popitem(last=False)
+            for span_id in old.pending:
+                self.calls.pop(span_id, None)
+            old.pending.clear()
+
+    def _run_of(self, span_id: str | None) -> _Run | None:
+        span = self.spans.get(span_id) if span_id is not None else None
+        return span.run if span is not None else None
+
+    def _prompt_nodes(self, span_id: str | None) -> list[NodeWithScore] | None:
+        """The nodes of the nearest synthesizer span around `span_id`."""
+        seen = 0
+        while span_id is not None and seen < 10_000:
+            span = self.spans.get(span_id)
+            if span is None:
+                return None
+            if span.nodes is not None:
+                return span.nodes
+            span_id = span.parent
+            seen += 1
+        return None
+
+    # --- events -----------------------------------------------------------------------------
+
+    def handle(self, event: BaseEvent) -> None:
+        """Read one instrumentation event."""
+        if isinstance(event, RetrievalEndEvent):
+            self._retrieved(event)
+            return
+        if isinstance(event, CitationsEvent):
+            self._reported(event)
+            return
+        if (
+            not isinstance(
+                event,
+                (
+                    LLMChatStartEvent,
+                    LLMCompletionStartEvent,
+                    LLMChatInProgressEvent,
+                    LLMCompletionInProgressEvent,
+                    LLMChatEndEvent,
+                    LLMCompletionEndEvent,
+                ),
+            )
+            or active_capture() is not None
+        ):
+            # CitedQueryEngine cites its own LLM calls and emits its own event.
+            return
+        key = event.span_id or ""
+        if isinstance(event, (LLMChatStartEvent, LLMCompletionStartEvent)):
+            self._start(event, key)
+        elif isinstance(event, (LLMChatInProgressEvent, LLMCompletionInProgressEvent)):
+            with self.lock:
+                call = self.calls.get(key)
+            if call is not None:
+                call.reader.feed(event.response)
+        else:
+            self._end(event, key)
+
+    def _retrieved(self, event: RetrievalEndEvent) -> None:
+        with self.lock:
+            run = self._run_of(event.span_id)
+        if run is None:
+            return
+        with self.lock:
+            for rank, node in enumerate(event.nodes):
+                if isinstance(node, NodeWithScore):
+                    run.retrieved.append(node)
+                    run.ranks.append(rank)
+
+    def _start(self, event: LLMChatStartEvent | LLMCompletionStartEvent, key: str) -> None:
+        with self.lock:
+            run = self._run_of(event.span_id)
+            outer = self._outer_call(event.span_id)
+            nodes = self._prompt_nodes(event.span_id)
+            if nodes is None and outer is not None:
+                outer.run.pending.add(key)
+                self.calls[key] = _Call(run=outer.run, nodes=outer.nodes, outer=outer)
+                return
+            if nodes is None and run is not None:
+                nodes = run.labelled
+            pending = self.streamed.get()
+            if nodes is None and pending is not None and (run is None or not run.retrieved):
+                self.streamed.set(None)
+                run, nodes = pending.run, pending.nodes
+            if run is None:
+                run = _Run(root=key, closed=True)
+            run.pending.add(key)
+        if isinstance(event, LLMChatStartEvent):
+            self._tool_results(run, event.messages)
+        with self.lock:
+            self.calls[key] = _Call(run=run, nodes=nodes, outer=outer)
+
+    def _outer_call(self, span_id: str | None) -> _Call | None:
+        """The LLM call whose span encloses `span_id`, if any."""
+        span = self.spans.get(span_id) if span_id is not None else None
+        parent = span.parent if span is not None else None
+        seen = 0
+        while parent is not None and seen < 10_000:
+            call = self.calls.get(parent)
+            if call is not None:
+                return call
+            above = self.spans.get(parent)
+            parent = above.parent if above is not None else None
+            seen += 1
+        return None
+
+    def _tool_results(self, run: _Run, messages: Sequence[ChatMessage]) -> None:
+        """Sources in the tool results an agent passes back to its LLM (each read once)."""
+        names: dict[str, tuple[str, Any]] = {}
+        for message in messages:
+            for block in message.blocks:
+                if isinstance(block, ToolCallBlock) and block.tool_call_id:
+                    names[block.tool_call_id] = (block.tool_name, block.tool_kwargs)
+            if message.role != MessageRole.TOOL:
+                continue
+            call_id = message.additional_kwargs.get("tool_call_id")
+            call_id = call_id if isinstance(call_id, str) and call_id else None
+            if call_id is not None and call_id in run.tool_calls:
+                continue
+            name, arguments = names.get(call_id or "", ("tool", None))
+            name = message.additional_kwargs.get("name") or name
+            self._flush(run)  # what the tool retrieved came first
+            run.ledger.add_tool_output(
+                str(name) or "tool",
+                message.content or "",
+                call_id=call_id,
+                arguments=arguments if isinstance(arguments, (dict, str)) else None,
+            )
+            if call_id is not None:
+                run.tool_calls.add(call_id)
+
+    def _end(self, event: LLMChatEndEvent | LLMCompletionEndEvent, key: str) -> None:
+        with self.lock:
+            call = self.calls.pop(key, None)
+            if call is not None:
+                call.run.pending.discard(key)
+                self._release(call.run)
+        if call is None or event.response is None:
+            return
+        response = event.response
+        text = (
+            response.message.content or ""
+            if isinstance(response, ChatResponse)
+            else getattr(response, "text", "") or ""
+        )
+        if call.answered:
+            return  # an inner call already cited this answer
+        native = call.reader.finish(response)
+        if not text and (native is None or not native.text):
+            return  # a tool call, not an answer
+        outer = call.outer
+        while outer is not None:
+            outer.answered = True
+            outer = outer.outer
+        try:
+            table = self._table(call)
+            notes = list(call.run.notes) + list(call.run.ledger.diagnostics)
+            answer = cite(text, table, native, self.options, notes)
+        except Exception as err:
+            logger.debug("citing an LLM answer failed", exc_info=True)
+            answer = CitedAnswer(text=text, diagnostics=[f"internal error: {err!r}"])
+        self._emit(answer, call.run.root, key)
+
+    def _table(self, call: _Call) -> Table:
+        """What the call's prompt numbered: its nodes' labels, else the run's sources."""
+        run = call.run
+        with self.lock:
+            retrieved = list(run.retrieved)
+            ranks = list(run.ranks)
+        if call.nodes is not None:
+            notes: list[str] = []
+            table = table_from_nodes(call.nodes, notes, retrieved, run.sources)
+            run.notes.extend(notes)
+            return table
+        self._flush(run, retrieved, ranks)
+        return run.ledger
+
+    def _flush(
+        self,
+        run: _Run,
+        retrieved: list[NodeWithScore] | None = None,
+        ranks: list[int] | None = None,
+    ) -> None:
+        """Put the retrieved nodes not yet in the run's ledger there, in retrieval order."""
+        if retrieved is None or ranks is None:
+            with self.lock:
+                retrieved, ranks = list(run.retrieved), list(run.ranks)
+        if run.in_ledger < len(retrieved):
+            fresh = zip(retrieved[run.in_ledger :], ranks[run.in_ledger :], strict=True)
+            refs = [(node, rank, None) for node, rank in fresh]
+            run.ledger.add_all(cached_sources(refs, run.sources, run.notes))
+            run.in_ledger = len(retrieved)
+
+    def _reported(self, event: CitationsEvent) -> None:
+        """An answer a `CitedQueryEngine` cited: record it like one of ours."""
+        with self.lock:
+            if event.id_ in self.emitted:
+                self.emitted.discard(event.id_)
+                return
+            run = self._run_of(event.span_id)
+        root = event.root_span_id or (run.root if run is not None else event.span_id or "")
+        self._record(event.answer, root)
+        self._notify(event)
+
+    def _record(self, answer: CitedAnswer, root: str) -> None:
+        with self.lock:
+            self.last = answer
+            self.answers[root] = answer
+            self.answers.move_to_end(root)
+            while len(self.answers) > self.history:
+                self.answers.popitem(last=False)
+
+    def _notify(self, event: CitationsEvent) -> None:
+        if self.on_citations is not None:
+            try:
+                self.on_citations(event)
+            except Exception:
+                logger.debug("on_citations raised", exc_info=True)
+
+    def _emit(self, answer: CitedAnswer, root: str, llm_span: str) -> None:
+        self._record(answer, root)
+        event = CitationsEvent(
+            answer=answer, origin=origin_of(answer), root_span_id=root, llm_span_id=llm_span or None
+        )
+        with self.lock:
+            self.emitted.add(event.id_)
+        dispatcher.event(event)
+        with self.lock:
+            # Normally the event came back through the dispatcher and was ticked off.
+            self.emitted.discard(event.id_)
+        self._notify(event)
+
+    def size(self) -> int:
+        """How many spans, calls and lingering runs are held (for memory checks)."""
+        with self.lock:
+            return len(self.spans) + len(self.calls) + len(self.lingering)
+
+
+class _SpanTracker(BaseSpanHandler[SimpleSpan]):
+    """Tells the handler which span is inside which (the events alone do not say)."""
+
+    _core: _Core | None = PrivateAttr(default=None)
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Class name."""
+        return "UniciteSpanTracker"
+
+    def new_span(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any | None = None,
+        parent_span_id: str | None = None,
+        tags: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> SimpleSpan | None:
+        """Record the span; keep no span object of our own."""
+        core = self._core
+        if core is not None:
+            core.enter(id_, parent_span_id, instance, bound_args)
+        return None
+
+    def prepare_to_exit_span(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any | None = None,
+        result: Any | None = None,
+        **kwargs: Any,
+    ) -> SimpleSpan | None:
+        """Forget the span (its run, when it was the outermost one)."""
+        core = self._core
+        if core is not None:
+            core.exit(id_, result, labeller=isinstance(instance, CitationPostprocessor))
+        return None
+
+    def prepare_to_drop_span(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any | None = None,
+        err: BaseException | None = None,
+        **kwargs: Any,
+    ) -> SimpleSpan | None:
+        """Forget a span that ended with an error."""
+        core = self._core
+        if core is not None:
+            core.exit(id_, None, dropped=True)
+        return None
+
+
+class CitationEventHandler(BaseEventHandler):
+    """Cite every LLM answer LlamaIndex produces: query engines, agents, workflows.
+
+    Attach it once::
+
+        handler = CitationEventHandler(on_citations=print).attach()
+
+    It groups what happens in one run (the outermost span: a query, an agent or workflow run):
+    nodes from `RetrievalEndEvent`s, the nodes a synthesizer numbers in its prompt
+    (``Source N:``), the tool results an agent gives its LLM (read by unicite's source
+    extractors). At the end of each LLM call that answered with text it reads the
+    `ChatResponse` for provider citations (`CitationBlock`s, OpenAI annotations in
+    ``additional_kwargs``, Gemini grounding in ``raw``, Anthropic citations, also when
+    streamed), else the ``[N]`` markers against what the prompt numbered (or the run's sources),
+    else, with ``attribute=``, attributes post hoc; then dispatches a `CitationsEvent` through
+    `unicite_llamaindex.events.dispatcher` and calls ``on_citations``. The last answer is
+    `answer`; the last of each recent run is in `answers`.
+
+    LLM calls inside a `CitedQueryEngine` query are left to the engine, which emits its own
+    event. LlamaIndex's dispatcher swallows handler exceptions, so the handler cannot enforce a
+    grounding policy: use ``CitedQueryEngine(require="citations")`` or check the answer.
+    Disabled (``enabled=False``, see `unicite.resolve_enabled`), it does nothing at all.
+    """
+
+    enabled: bool | None = Field(default=None, description="Cite at all (default on).")
+    attribute: AttributionMethod | None = Field(
+        default=None, description="Attribute answers without markers post hoc."
+    )
+    attribution_llm: Callable[[str], Any] | None = Field(
+        default=None, exclude=True, description="For attribute='llm': prompt in, reply out."
+    )
+    on_invalid: OnInvalidMarker = Field(default="drop", description="Invalid markers: drop/keep.")
+    renumber: bool = Field(default=True, description="Renumber sources in first-cited order.")
+    on_citations: Callable[[CitationsEvent], Any] | None = Field(
+        default=None, exclude=True, description="Called with every CitationsEvent."
+    )
+    history: int = Field(default=32, ge=1, description="Runs whose last answer `answers` keeps.")
+
+    _core: _Core = PrivateAttr()
+    _tracker: _SpanTracker = PrivateAttr(default_factory=_SpanTracker)
+    _tracking: Dispatcher | None = PrivateAttr(default=None)
+    _attached: list[Dispatcher] = PrivateAttr(default_factory=list)
+    _active: bool = PrivateAttr(default=True)
+
+    def __init__(self, **data: Any) -> None:
+        """Build the handler; see the class attributes for the options."""
+        options = check_options(
+            data.get("attribute"),
+            data.get("attribution_llm"),
+            data.get("on_invalid", "drop"),
+            data.get("renumber", True),
+        )
+        if options.attribute == "llm" and options.attribution_llm is None:
+            raise UsageError("attribute='llm' needs attribution_llm (a prompt in, a reply out)")
+        super().__init__(**data)
+        self._core = _Core(options, self.history, self.on_citations)
+        self._tracker._core = self._core
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Resolve the on/off switch and connect the span tracker."""
+        self._active = resolve_enabled(self.enabled, default=True)
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Class name."""
+        return "CitationEventHandler"
+
+    # --- attaching --------------------------------------------------------------------------
+
+    def attach(self, dispatcher: Dispatcher | None = None) -> CitationEventHandler:
+        """Add the handler (to the root dispatcher by default) and its span tracker; chainable."""
+        target = dispatcher if dispatcher is not None else get_dispatcher()
+        if not any(h is self for h in target.event_handlers):
+            target.add_event_handler(self)
+            self._attached.append(target)
+        self._track()
+        return self
+
+    def detach(self) -> None:
+        """Remove the handler and its span tracker from every dispatcher it was added to."""
+        for target in self._attached:
+            target.event_handlers = [h for h in target.event_handlers if h is not self]
+        self._attached.clear()
+        if self._tracking is not None:
+            tracker = self._tracker
+            self._tracking.span_handlers = [
+                h for h in self._tracking.span_handlers if h is not tracker
+            ]
+            self._tracking = None
+
+    def _track(self) -> None:
+        """Follow spans from the root dispatcher, which sees every span."""
+        if self._tracking is None and self._active:
+            root = get_dispatcher()
+            root.add_span_handler(self._tracker)
+            self._tracking = root
+
+    def __enter__(self) -> CitationEventHandler:
+        return self.attach()
+
+    def __exit__(self, *exc: object) -> None:
+        self.detach()
+
+    # --- results ----------------------------------------------------------------------------
+
+    @property
+    def answer(self) -> CitedAnswer | None:
+        """The last answer cited, if any."""
+        core = self._core
+        with core.lock:
+            return core.last
+
+    @property
+    def answers(self) -> dict[str, CitedAnswer]:
+        """The last answer of each of the most recent runs, by their outermost span's id."""
+        core = self._core
+        with core.lock:
+            return dict(core.answers)
+
+    # --- events -----------------------------------------------------------------------------
+
+    def handle(self, event: BaseEvent, **kwargs: Any) -> None:
+        """Read one instrumentation event; never raises."""
+        if not self._active:
+            return
+        if self._tracking is None:
+            self._track()
+        try:
+            self._core.handle(event)
+        except Exception:
+            logger.debug(
+                "CitationEventHandler could not read %s", type(event).__name__, exc_info=True
+            )
+
+    def _state_size(self) -> int:
+        """How many spans, calls and lingering runs the handler holds (for memory checks)."""
+        return self._core.size()
+
+
+def _is_stream(result: Any) -> bool:
+    return inspect.isgenerator(result) or inspect.isasyncgen(result)
+
+
+def _is_stream_response(result: Any) -> bool:
+    return isinstance(result, (StreamingResponse, AsyncStreamingResponse))
