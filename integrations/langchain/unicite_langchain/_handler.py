@@ -672,13 +672,7 @@ class CitationCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """A failed tool gives no sources; the run's answer says so."""
-        root = self._root_of(run_id, parent_run_id)
-        if root is not None:
-            with self._lock:
-                tool = root.tools.get(run_id)
-                name = tool.name if tool is not None else "a tool"
-                root.diagnostics.append(f"{name} failed: {type(error).__name__}: {error}")
-        self._finish_if_root(run_id, error)
+        self._failed(error, run_id, parent_run_id, "a tool")
 
     def on_retriever_error(
         self,
@@ -689,11 +683,16 @@ class CitationCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """A failed retriever gives no sources."""
+        self._failed(error, run_id, parent_run_id, "a retriever")
+
+    def _failed(
+        self, error: BaseException, run_id: UUID, parent_run_id: UUID | None, what: str
+    ) -> None:
         root = self._root_of(run_id, parent_run_id)
         if root is not None:
             with self._lock:
                 tool = root.tools.get(run_id)
-                name = tool.name if tool is not None else "a retriever"
+                name = tool.name if tool is not None else what
                 root.diagnostics.append(f"{name} failed: {type(error).__name__}: {error}")
         self._finish_if_root(run_id, error)
 
