@@ -26,8 +26,7 @@ from unicite import CitedAnswer, GroundingRequiredError, UsageError, resolve_ena
 from unicite.attribution import attribute as attribute_answer
 from unicite.markers import parse_markers, renumber
 from unicite.model import CitationOrigin, Source
-from unicite.sources import ExtractorRegistry, SourceLedger
-from unicite.sources._registry import default_registry
+from unicite.sources import ExtractorRegistry, SourceLedger, default_registry
 from unicite_langchain._messages import from_ai_message
 
 __all__ = ["CITATIONS_EVENT", "CITED_TOOL_METADATA_KEY", "CitationCallbackHandler"]
