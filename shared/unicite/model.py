@@ -7,11 +7,20 @@ post-hoc attribution) ends in a `CitedAnswer`. Offsets are Python str indices in
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticSerializationError
 
 from unicite._ids import stable_source_id
 from unicite._offsets import OffsetIndex
@@ -413,10 +422,29 @@ class CitedAnswer(_Model):
         return index.from_bytes(start), index.from_bytes(end, ceil=True)
 
     def to_json(self, *, indent: int | None = None) -> str:
-        """The canonical JSON form; `from_json` reads it back unchanged."""
-        return self.model_dump_json(indent=indent)
+        """The canonical JSON form; `from_json` reads it back unchanged.
+
+        Text with lone surrogates (which JSON escapes allow and UTF-8 cannot hold) is written
+        with JSON unicode escapes; a `raw` value JSON cannot hold is written as its ``repr``.
+        """
+        try:
+            return self.model_dump_json(indent=indent)
+        except PydanticSerializationError:
+            data = self.model_dump(mode="json", fallback=repr)
+            separators = (",", ":") if indent is None else (",", ": ")
+            return json.dumps(data, ensure_ascii=True, indent=indent, separators=separators)
 
     @classmethod
     def from_json(cls, data: str | bytes) -> CitedAnswer:
         """Read an answer written by `to_json` (invariants are checked again)."""
-        return cls.model_validate_json(data)
+        try:
+            return cls.model_validate_json(data)
+        except ValidationError as err:
+            if not any(e["type"] == "json_invalid" for e in err.errors()):
+                raise
+            try:
+                # The strict JSON parser refuses lone-surrogate escapes; the stdlib reads them.
+                loaded = json.loads(data)
+            except ValueError:
+                raise err from None
+            return cls.model_validate(loaded)

@@ -249,3 +249,18 @@ def test_equality_ignores_lookup_caches() -> None:
     answer.footnote_number("b")
     assert answer == copy
     assert answer != copy.model_copy(update={"text": copy.text + " "})
+
+
+def test_json_round_trip_with_lone_surrogates_and_odd_raw() -> None:
+    text = "bad \ud800 text"
+    citation = Citation(start=0, end=3, text="bad", source_ids=["s"], raw={"obj": object})
+    answer = CitedAnswer(text=text, sources=[Source(id="s", title="t\udfff")], citations=[citation])
+    written = answer.to_json()
+    assert written.isascii()
+    back = CitedAnswer.from_json(written)
+    assert back.text == text
+    assert back.sources[0].title == "t\udfff"
+    assert back.citations[0].raw == {"obj": repr(object)}
+    assert CitedAnswer.from_json(answer.to_json(indent=2)).text == text
+    with pytest.raises(ValidationError):
+        CitedAnswer.from_json("{not json")

@@ -14,8 +14,11 @@ from unicite.model import CitedAnswer
 __all__ = ["render_json"]
 
 # JSON may carry these raw inside strings; a terminal could act on C1 controls and bidi
-# overrides, so they are written as \u escapes instead (the decoded data is unchanged).
-_UNSAFE_RE = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+# overrides, and cannot encode lone surrogates, so they are written as \u escapes instead
+# (the decoded data is unchanged).
+_UNSAFE_RE = re.compile(
+    "[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]"
+)
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -40,8 +43,8 @@ def render_json(answer: CitedAnswer, *, schema: bool) -> str:
     """``answer.to_json(indent=2)`` with every ``raw`` field null, optionally with the schema.
 
     ``raw`` holds untouched provider objects for forensics and is never rendered; an answer
-    read back with `CitedAnswer.from_json` is otherwise equal to the original (lone
-    surrogates, which JSON cannot carry, come back as U+FFFD).
+    read back with `CitedAnswer.from_json` is otherwise equal to the original, lone surrogates
+    included (they are written as escapes).
     """
     update = {"sources": _without_raw(answer.sources), "citations": _without_raw(answer.citations)}
     clean = answer.model_copy(update=update)
