@@ -234,6 +234,9 @@ _NUMBER_ABBREVIATIONS = frozenset({
 _ABBREV_SCAN = 40
 
 
+_SHORT_ABBREVIATION_NEXT = re.compile(r"[ \t]?[^\W\d_]{1,3}\.")
+
+
 def _is_abbreviation(text: str, dot: int, lo: int, following: str) -> bool:
     k = dot
     limit = max(lo, dot - _ABBREV_SCAN)
@@ -250,6 +253,9 @@ def _is_abbreviation(text: str, dot: int, lo: int, following: str) -> bool:
     if low in _NUMBER_ABBREVIATIONS:
         return following.isdigit()
     if len(token) == 1:
+        if token.islower():
+            # German two-part abbreviations: "ü. M.", "z. B.", "v. Chr.", "d. h.".
+            return _SHORT_ABBREVIATION_NEXT.match(text, dot + 1) is not None
         return token.isupper() and (k == 0 or text[k - 1] != "\u00b0")
     return "." in token and all(1 <= len(part) <= 2 for part in token.split("."))
 

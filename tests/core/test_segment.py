@@ -837,3 +837,19 @@ def test_claim_spans_properties(text: str, data: st.DataObject) -> None:
             assert not text[b - 1].isspace()
     for ms, me in marks:
         assert claim_span(text, ms) == claim_span(text, ms, me)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Zürich liegt auf 408 m ü. M. am Zürichsee.",
+        "Das gilt z. B. für Bern.",
+        "Rom wurde 753 v. Chr. gegründet.",
+    ],
+)
+def test_german_two_part_abbreviations_do_not_end_sentences(text: str) -> None:
+    assert [s.kind for s in segment(text)] == ["sentence"]
+
+
+def test_single_lowercase_letter_still_ends_a_sentence_otherwise() -> None:
+    assert len(segment("Take plan b. Then rest.")) == 2
