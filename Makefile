@@ -18,9 +18,14 @@ LLAMAINDEX_ENV := .venv-llamaindex
 
 sync: .venv/.synced
 
-## demo: citations from every provider, offline, replaying bundled cassettes
+## demo: citations from every provider, a LangChain chain and a LlamaIndex query engine,
+## offline (replaying recorded responses even when API keys are set)
 demo: .venv/.synced
-	$(RUN) unicite demo
+	@$(RUN) unicite demo
+	@printf '\n── LangChain · RAG chain with CitationCallbackHandler ──\n'
+	@OPENAI_API_KEY= $(RUN) python examples/langchain_rag.py
+	@printf '\n── LlamaIndex · CitedQueryEngine next to CitationQueryEngine ──\n'
+	@$(RUN) python examples/llamaindex_vs_citation_query_engine.py
 
 ## test: the full suite, the core's suite with only unicite installed, and the LlamaIndex
 ## adapter over the llama-index LLM integrations (which need older provider SDKs)
