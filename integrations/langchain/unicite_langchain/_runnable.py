@@ -339,16 +339,7 @@ class CitationOutputParser(BaseOutputParser[CitedAnswer]):
         run_manager: CallbackManagerForChainRun,
         config: RunnableConfig,
     ) -> CitedAnswer:
-        sources: list[Source] | SourceLedger | None = self._given_sources()
-        if sources is None:
-            found = run_ledgers(config.get("callbacks"), run_manager.run_id)
-            sources = found[0][0] if found else None
-        generation = (
-            ChatGeneration(message=input)
-            if isinstance(input, BaseMessage)
-            else Generation(text=input)
-        )
-        return self._parse_generation([generation], sources)
+        return self._parse_input(input, run_manager.run_id, config)
 
     async def _ainvoke(
         self,
@@ -356,9 +347,14 @@ class CitationOutputParser(BaseOutputParser[CitedAnswer]):
         run_manager: AsyncCallbackManagerForChainRun,
         config: RunnableConfig,
     ) -> CitedAnswer:
+        return self._parse_input(input, run_manager.run_id, config)
+
+    def _parse_input(
+        self, input: str | BaseMessage, run_id: UUID, config: RunnableConfig
+    ) -> CitedAnswer:
         sources: list[Source] | SourceLedger | None = self._given_sources()
         if sources is None:
-            found = run_ledgers(config.get("callbacks"), run_manager.run_id)
+            found = run_ledgers(config.get("callbacks"), run_id)
             sources = found[0][0] if found else None
         generation = (
             ChatGeneration(message=input)
