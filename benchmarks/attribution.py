@@ -244,6 +244,7 @@ def attributionbench(root: Path) -> tuple[list[Figure], float]:
             baseline=base_mean,
             baseline_name=f"plain token coverage ≥ {cut:.2f}; published: {published}",
             target=target,
+            met=ours_mean >= ref["T5-XXL-TRUE zero-shot"],
             note=detail,
         ),
         Figure(
