@@ -95,7 +95,9 @@ class SourceLedger:
         keys = [("id", source.id)]
         if source.url:
             keys.append(("url", normalize_url(source.url)))
-        else:
+        elif not source.provider_id:
+            # Equal text is the same source only when nothing else names it: two documents a
+            # provider gave different ids stay two sources, as their citations say.
             text = source.content or source.snippet
             if text:
                 keys.append(("text", content_hash(source.title, text)))
