@@ -5,18 +5,26 @@ documents numbered into a chat prompt, a fake chat model answering with ``[n]`` 
 string parser. It runs the same way with and without the handler; the ratio of the two median
 times is the overhead (target ≤ 1.10×). Memory is measured with tracemalloc: the peak of one
 run, and what stays allocated per run over a long series (nothing should).
+
+Concurrency: 32 runs at once (32 threads, or 32 coroutines gathered) through ONE shared
+handler, against the same 32 runs without it (target ≤ 1.10×); and the handler's cost per run
+when 32 runs overlap against its cost when they run one after another, which grows if runs
+wait on each other's locks (target ≤ 1.2×).
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import hashlib
 import itertools
 import math
 import re
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from _harness import Figure
@@ -38,6 +46,9 @@ PER_CALL = 20
 CALLS = 20
 ROUNDS = 40
 SERIES = 2_000
+CONCURRENT = 32
+BATCH_ROUNDS = 25
+LOCK_BATCHES = 10
 
 ANSWER = (
     "Le viaduc de Millau culmine à 343 mètres [3]. Il a été inauguré le 14 décembre 2004 "
@@ -168,6 +179,151 @@ def _retained_per_run(call: Callable[[], object]) -> float:
     return (after - before) / SERIES
 
 
+class _TimedLock:
+    """A lock that adds up how long its acquirers had to wait for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.waited = 0.0
+        self.waits = 0
+        self.acquired = 0
+
+    def __enter__(self) -> _TimedLock:
+        if not self._lock.acquire(blocking=False):
+            start = time.perf_counter()
+            self._lock.acquire()
+            # Counted while holding the lock, so the counters need no lock of their own.
+            self.waited += time.perf_counter() - start
+            self.waits += 1
+        self.acquired += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+def _lock_waits(chain: Runnable[str, str], question: str) -> tuple[float, float]:
+    """Seconds per run spent waiting on the shared handler's locks, 32 threads at once.
+
+    Also returns the share of lock acquisitions that had to wait at all.
+    """
+    handler = CitationCallbackHandler()
+    locks = [_TimedLock(), _TimedLock()]
+    handler._lock, handler._documents._lock = locks  # type: ignore[assignment]
+    config: Any = {"callbacks": [handler]}
+    start = threading.Barrier(CONCURRENT)
+
+    def one(_: int) -> str:
+        start.wait()
+        return chain.invoke(question, config)
+
+    with ThreadPoolExecutor(CONCURRENT) as pool:
+        for _ in range(LOCK_BATCHES):
+            list(pool.map(one, range(CONCURRENT)))
+    assert handler.active_runs == 0
+    runs = LOCK_BATCHES * CONCURRENT
+    waited = sum(lock.waited for lock in locks)
+    share = sum(lock.waits for lock in locks) / sum(lock.acquired for lock in locks)
+    return waited / runs, share
+
+
+def _batches(variants: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """Seconds per batch of each variant, in alternating rounds; the fastest round of each."""
+    best = dict.fromkeys(variants, float("inf"))
+    for call in variants.values():
+        call()
+    for _ in range(BATCH_ROUNDS):
+        for name, call in variants.items():
+            start = time.perf_counter()
+            call()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def _concurrency(chain: Runnable[str, str], question: str) -> list[Figure]:
+    """32 runs at once through one shared handler, in threads and in coroutines."""
+    handler = CitationCallbackHandler()
+    cited: Any = {"callbacks": [handler]}
+    plain: Any = {}
+    loop = asyncio.new_event_loop()
+
+    def threads(config: Any) -> Callable[[], object]:
+        return lambda: list(pool.map(lambda _: chain.invoke(question, config), range(CONCURRENT)))
+
+    def one_by_one(config: Any) -> Callable[[], object]:
+        return lambda: [chain.invoke(question, config) for _ in range(CONCURRENT)]
+
+    def gathered(config: Any) -> Callable[[], object]:
+        async def batch() -> list[str]:
+            runs = (chain.ainvoke(question, config) for _ in range(CONCURRENT))
+            return await asyncio.gather(*runs)
+
+        return lambda: loop.run_until_complete(batch())
+
+    with ThreadPoolExecutor(CONCURRENT) as pool:
+        threads(cited)()
+        answers = list(handler.answers.values())
+        assert len(answers) == CONCURRENT
+        assert all(len(a.citations) == 5 and len(a.sources) == PER_CALL for a in answers)
+        times = _batches(
+            {
+                "plain threads": threads(plain),
+                "cited threads": threads(cited),
+                "plain one by one": one_by_one(plain),
+                "cited one by one": one_by_one(cited),
+                "plain gathered": gathered(plain),
+                "cited gathered": gathered(cited),
+            }
+        )
+    loop.close()
+    assert handler.active_runs == 0
+    ms = {name: seconds * 1e3 for name, seconds in times.items()}
+    concurrent_cost = (ms["cited threads"] - ms["plain threads"]) / CONCURRENT
+    sequential_cost = (ms["cited one by one"] - ms["plain one by one"]) / CONCURRENT
+    waited, share = _lock_waits(chain, question)
+    return [
+        Figure(
+            name=f"{CONCURRENT} concurrent runs (threads), one shared handler",
+            value=ms["cited threads"],
+            unit="ms",
+            baseline=ms["plain threads"],
+            baseline_name=f"the same {CONCURRENT} concurrent runs without the handler",
+            target="≤ 1.10×",
+            note=f"{CONCURRENT} threads each invoke the RAG chain once, all with the same "
+            "CitationCallbackHandler; the time of the whole batch",
+        ),
+        Figure(
+            name=f"{CONCURRENT} concurrent runs (asyncio.gather), one shared handler",
+            value=ms["cited gathered"],
+            unit="ms",
+            baseline=ms["plain gathered"],
+            baseline_name=f"the same {CONCURRENT} gathered runs without the handler",
+            target="≤ 1.10×",
+            note=f"{CONCURRENT} ainvoke calls gathered on one event loop, one shared handler",
+        ),
+        Figure(
+            name=f"handler's cost per run, {CONCURRENT} threads at once",
+            value=concurrent_cost,
+            unit="ms",
+            baseline=sequential_cost,
+            baseline_name=f"its cost per run when the {CONCURRENT} runs go one by one",
+            target="≤ 1.2×",
+            note="(cited minus bare batch time) / 32, concurrent against sequential: runs waiting "
+            "on each other inside the handler would raise it",
+        ),
+        Figure(
+            name=f"waiting on the shared handler's locks, {CONCURRENT} threads",
+            value=waited * 1e6,
+            unit="µs",
+            baseline=sequential_cost * 1e3,
+            baseline_name="the handler's whole cost per run (one by one)",
+            target="≈ 0",
+            note=f"per run, {CONCURRENT} threads released together by a barrier; "
+            f"{share:.1%} of lock acquisitions had to wait",
+        ),
+    ]
+
+
 def run() -> list[Figure]:
     chain = _chain()
     question = "Quelle est la hauteur du viaduc de Millau ?"
@@ -193,6 +349,7 @@ def run() -> list[Figure]:
     plain_peak, cited_peak = _peak(plain), _peak(cited)
     retained = _retained_per_run(cited)
     assert handler.active_runs == 0
+    concurrency = _concurrency(chain, question)
     return [
         Figure(
             name=f"RAG chain invoke, {PER_CALL} documents, handler attached",
@@ -228,4 +385,5 @@ def run() -> list[Figure]:
             target="≈ 0 (bounded)",
             note="the handler keeps the last 100 answers; nothing else outlives a run",
         ),
+        *concurrency,
     ]

@@ -21,15 +21,21 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, GenerationChunk, LLMResult
 from langchain_core.outputs.chat_generation import merge_chat_generation_chunks
 from langchain_core.runnables import Runnable, ensure_config
+from pydantic_core import to_jsonable_python
 
 from unicite import CitedAnswer, GroundingRequiredError, UsageError, resolve_enabled
 from unicite.attribution import attribute as attribute_answer
 from unicite.markers import parse_markers, renumber
 from unicite.model import CitationOrigin, Source
-from unicite.sources import ExtractorRegistry, SourceLedger, default_registry
+from unicite.sources import ExtractorRegistry, SourceLedger, default_registry, from_tool_output
 from unicite_langchain._messages import from_ai_message
 
-__all__ = ["CITATIONS_EVENT", "CITED_TOOL_METADATA_KEY", "CitationCallbackHandler"]
+__all__ = [
+    "CITATIONS_EVENT",
+    "CITED_TOOL_METADATA_KEY",
+    "CitationCallbackHandler",
+    "read_documents",
+]
 
 logger = logging.getLogger("unicite.langchain")
 
@@ -44,6 +50,15 @@ Attribute = Literal["lexical", "llm"] | Callable[[str], Any] | Runnable[Any, Any
 LangChain runnable) that post-hoc LLM attribution asks."""
 
 _DEFAULT_KEEP = 100
+_MAX_ERROR_TEXT = 300
+"""Longest error message a diagnostic quotes (provider error bodies can be long)."""
+_FINISH_KEYS = {
+    "openai": ("finish_reason", "status"),
+    "anthropic": ("stop_reason",),
+    "google_genai": ("finish_reason",),
+}
+"""Where each provider's LangChain messages keep the reason a complete response ended
+(Chat Completions ``finish_reason``, Responses ``status``)."""
 
 
 class _ToolRun:
@@ -419,7 +434,7 @@ class CitationCallbackHandler(BaseCallbackHandler):
             return root, True
 
     def _note(self, root: _Root | None, where: str, err: Exception) -> None:
-        message = f"unicite-langchain: internal error in {where}: {err!r}"
+        message = f"unicite-langchain: internal error in {where}: {_describe(err)}"
         if root is not None:
             with self._lock:
                 root.diagnostics.append(message)
@@ -568,6 +583,12 @@ class CitationCallbackHandler(BaseCallbackHandler):
                 if message is not None and _has_answer(message):
                     root.message = message
                     root.request = request
+                    if chunks and _unfinished(message):
+                        with self._lock:
+                            root.diagnostics.append(
+                                "the model's stream ended before a finish reason: "
+                                "the answer may be cut short"
+                            )
         except Exception as err:
             self._note(root, "on_llm_end", err)
         self._finish_if_root(run_id, None)
@@ -580,7 +601,11 @@ class CitationCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """A failed model run: a stream cut short still leaves the text it sent."""
+        """A failed model run: a stream cut short still leaves the text it sent.
+
+        The run's root may still end with an answer (a fallback model, a retry, code that
+        catches the error): the answer then says the model failed and why.
+        """
         root = self._root_of(run_id)
         try:
             if root is not None:
@@ -591,11 +616,14 @@ class CitationCallbackHandler(BaseCallbackHandler):
                 if message is not None and _has_answer(message):
                     root.message = message
                     root.request = request
-                    with self._lock:
-                        root.diagnostics.append(
-                            f"the model run failed mid-stream ({type(error).__name__}); "
-                            "its partial answer is kept"
-                        )
+                    note = (
+                        f"the model run failed mid-stream ({_describe(error)}); "
+                        "its partial answer is kept"
+                    )
+                else:
+                    note = f"a model run failed: {_describe(error)}"
+                with self._lock:
+                    root.diagnostics.append(note)
         except Exception as err:
             self._note(root, "on_llm_error", err)
         self._finish_if_root(run_id, error)
@@ -647,9 +675,18 @@ class CitationCallbackHandler(BaseCallbackHandler):
                 if sources is not None:
                     root.ledger.add_all(sources)
                     return
-                ids = root.ledger.add_tool_output(
-                    tool.name, documents, arguments=tool.arguments, registry=self.registry
+                notes: list[str] = []
+                found = read_documents(
+                    tool.name,
+                    documents,
+                    notes,
+                    arguments=tool.arguments,
+                    registry=self.registry,
                 )
+                ids = root.ledger.add_all(found)
+                if notes:
+                    with self._lock:
+                        root.diagnostics.extend(notes)
                 self._documents.put(tool.name, documents, [root.ledger.get(i) for i in ids])
                 return
             root.ledger.add_tool_output(
@@ -692,7 +729,7 @@ class CitationCallbackHandler(BaseCallbackHandler):
             with self._lock:
                 tool = root.tools.get(run_id)
                 name = tool.name if tool is not None else what
-                root.diagnostics.append(f"{name} failed: {type(error).__name__}: {error}")
+                root.diagnostics.append(f"{name} failed: {_describe(error)}")
         self._finish_if_root(run_id, error)
 
     # --- the end of a run -------------------------------------------------------------------
@@ -866,6 +903,150 @@ def _attribution(
     raise UsageError(
         f"attribute must be 'lexical', a chat model or a callable, got {type(attribute).__name__}"
     )
+
+
+def _describe(error: BaseException) -> str:
+    """``Type: message`` of an error for a diagnostic, even when its ``str()`` raises."""
+    try:
+        text = " ".join(str(error).split())
+    except Exception:
+        text = "(its message could not be read)"
+    if len(text) > _MAX_ERROR_TEXT:
+        text = text[: _MAX_ERROR_TEXT - 1] + "…"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def read_documents(
+    name: str,
+    documents: list[Any],
+    notes: list[str],
+    *,
+    arguments: Mapping[str, Any] | None = None,
+    registry: ExtractorRegistry | None = None,
+) -> list[Source]:
+    """The sources of retrieved documents; garbage among them is skipped and reported in `notes`.
+
+    A retriever may return items that are not documents, or documents whose metadata cannot
+    be read as data (objects that fail to serialize, or raise on ``str()``). Read as a whole,
+    such a list can lose its good documents silently; so when fewer sources than documents
+    come back, or the list was read as raw output, it is read again without what cannot be
+    read.
+    """
+    read: list[str] = []
+    found: list[Source] | None = None
+    if all(_well_formed(document) for document in documents):
+        try:
+            found = from_tool_output(
+                name, documents, arguments=arguments, diagnostics=read, registry=registry
+            )
+        except Exception:
+            found = None
+    # A list the extractors could not read as documents comes back as one raw "tool" source.
+    if (
+        found is not None
+        and len(found) >= len(documents)
+        and not any(source.kind == "tool" for source in found)
+    ):
+        notes.extend(read)
+        return found
+    readable = _readable_documents(name, documents, notes)
+    read.clear()
+    try:
+        found = from_tool_output(
+            name, readable, arguments=arguments, diagnostics=read, registry=registry
+        )
+    except Exception as err:
+        notes.append(f"{name}: its documents could not be read ({_describe(err)})")
+        return []
+    notes.extend(read)
+    if len(found) < len(documents):
+        notes.append(
+            f"{name}: {len(documents) - len(found)} of {len(documents)} retrieved items "
+            "gave no source"
+        )
+    return found
+
+
+def _well_formed(document: Any) -> bool:
+    """Whether a retrieved item is a `Document` as LangChain types it (text, dict metadata)."""
+    return (
+        isinstance(document, Document)
+        and isinstance(document.page_content, str)
+        and isinstance(document.metadata, dict)
+    )
+
+
+def _plain(value: Any) -> tuple[bool, Any]:
+    """Whether a metadata value can be read as data, and the value to read.
+
+    NumPy scalars (scores and ids some vector stores put in metadata) become Python numbers.
+    """
+    try:
+        to_jsonable_python(value)
+        return True, value
+    except Exception:
+        item = getattr(value, "item", None)
+    if not callable(item):
+        return False, None
+    try:
+        number = item()
+        to_jsonable_python(number)
+    except Exception:
+        return False, None
+    return True, number
+
+
+def _readable_documents(name: str, documents: list[Any], notes: list[str]) -> list[Any]:
+    """The readable part of a retriever's output, with what cannot be read left out.
+
+    Items that are neither documents nor mappings are skipped; a document keeps only the
+    metadata values that can be read as data, and text that is not a string is dropped.
+    Each thing left out is reported in `notes`.
+    """
+    readable: list[Any] = []
+    skipped: list[str] = []
+    for number, item in enumerate(documents, start=1):
+        if isinstance(item, Mapping):
+            readable.append(item)
+            continue
+        if not isinstance(item, Document):
+            skipped.append(type(item).__name__)
+            continue
+        metadata = item.metadata if isinstance(item.metadata, Mapping) else {}
+        kept: dict[str, Any] = {}
+        dropped: list[str] = []
+        for key, value in metadata.items():
+            ok, plain = _plain(value)
+            if ok and isinstance(key, str):
+                kept[key] = plain
+            else:
+                dropped.append(key if isinstance(key, str) else type(key).__name__)
+        text = item.page_content
+        if not isinstance(text, str):
+            notes.append(f"{name}: document {number} has no text ({type(text).__name__})")
+            text = ""
+        if dropped:
+            notes.append(
+                f"{name}: metadata of document {number} could not be read and was ignored: "
+                + ", ".join(sorted(dropped)[:10])
+                + (f" (and {len(dropped) - 10} more)" if len(dropped) > 10 else "")
+            )
+        document_id = item.id if isinstance(item.id, str) else None
+        readable.append(Document.model_construct(id=document_id, page_content=text, metadata=kept))
+    if skipped:
+        kinds = ", ".join(sorted(set(skipped)))
+        notes.append(f"{name}: {len(skipped)} retrieved items are not documents ({kinds}); skipped")
+    return readable
+
+
+def _unfinished(message: BaseMessage) -> bool:
+    """Whether a streamed message of a known provider lacks its finish reason: a cut stream.
+
+    The last event of a complete stream carries the reason the response ended.
+    """
+    metadata = message.response_metadata or {}
+    keys = _FINISH_KEYS.get(str(metadata.get("model_provider")))
+    return keys is not None and not any(metadata.get(key) for key in keys)
 
 
 def _run_name(serialized: dict[str, Any] | None, kwargs: Mapping[str, Any], default: str) -> str:

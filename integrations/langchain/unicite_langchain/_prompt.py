@@ -12,6 +12,7 @@ from unicite import Source, UsageError
 from unicite.markers import InstructionFormat, InstructionStyle, citation_instructions
 from unicite.sources import SourceLedger, build_digest, from_tool_output
 from unicite_langchain._context import run_ledgers
+from unicite_langchain._handler import read_documents
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "citation_prompt", "number_sources"]
 
@@ -121,4 +122,8 @@ def _sources(value: Any, name: str) -> list[Source]:
         and all(isinstance(item, Source) for item in value)
     ):
         return list(value)
+    if isinstance(value, (list, tuple)):
+        # Retrieved documents: garbage among them is left out rather than losing the rest (the
+        # run's handler reports it).
+        return read_documents(name, list(value), [])
     return from_tool_output(name, value)
