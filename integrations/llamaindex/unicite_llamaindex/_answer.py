@@ -16,6 +16,7 @@ __all__ = [
     "Table",
     "check_options",
     "cite",
+    "describe_error",
     "origin_of",
     "parse_table",
     "table_sources",
@@ -192,7 +193,13 @@ def cite(
     else:
         answer = parse_table(text, table, options.on_invalid)
         if native is not None:
-            answer = answer.model_copy(update={"provider": native.provider, "model": native.model})
+            # What the provider's response said was odd (a stream cut short) still holds.
+            update = {
+                "provider": native.provider,
+                "model": native.model,
+                "diagnostics": [*native.diagnostics, *answer.diagnostics],
+            }
+            answer = answer.model_copy(update=update)
         sources = table_sources(table)
         if not answer.citations and options.attribute is not None and sources:
             attributed = attribute(
@@ -210,6 +217,16 @@ def cite(
     if notes:
         answer = answer.model_copy(update={"diagnostics": [*notes, *answer.diagnostics]})
     return answer
+
+
+def describe_error(error: BaseException) -> str:
+    """``Type: message`` of an exception, for a diagnostic (even when its ``str()`` raises)."""
+    try:
+        message = str(error)
+    except Exception:
+        message = ""
+    name = type(error).__name__
+    return f"{name}: {message}" if message else name
 
 
 def origin_of(answer: CitedAnswer) -> str | None:

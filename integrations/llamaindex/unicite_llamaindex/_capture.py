@@ -27,7 +27,7 @@ from llama_index.core.instrumentation.events.llm import (
 from unicite import CitedAnswer
 from unicite_llamaindex._stream import LLMCallReader
 
-__all__ = ["QueryCapture", "active_capture", "install"]
+__all__ = ["QueryCapture", "active_capture", "install", "same_text"]
 
 _ACTIVE: ContextVar[QueryCapture | None] = ContextVar("unicite_llamaindex_query", default=None)
 _INSTALL_LOCK = threading.Lock()
@@ -39,7 +39,7 @@ def active_capture() -> QueryCapture | None:
     return _ACTIVE.get()
 
 
-def _same_text(a: str, b: str) -> bool:
+def same_text(a: str, b: str) -> bool:
     """Equal up to whitespace: integrations join an answer's text blocks differently."""
     return "".join(a.split()) == "".join(b.split())
 
@@ -81,7 +81,7 @@ class QueryCapture:
         with self._lock:
             answers = list(self._answers)
         for answer in reversed(answers):
-            if _same_text(answer.text, text):
+            if same_text(answer.text, text):
                 return answer
         return None
 

@@ -54,6 +54,7 @@ from unicite_llamaindex._nodes import (
     SOURCE_ID_KEY,
     Chunk,
     label_number,
+    node_metadata,
     node_text,
     sources_from_nodes,
 )
@@ -457,7 +458,7 @@ def table_from_nodes(
     tracer = _Tracer(retrieved) if retrieved else None
     refs = [
         tracer.trace(node, n)
-        if tracer is not None and SOURCE_ID_KEY not in node.node.metadata
+        if tracer is not None and SOURCE_ID_KEY not in node_metadata(node.node)
         else (node, n, None)
         for n, node in enumerate(nodes)
     ]

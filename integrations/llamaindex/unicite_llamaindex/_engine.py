@@ -34,7 +34,14 @@ from llama_index.core.settings import Settings
 from unicite import CitedAnswer, GroundingRequiredError, UsageError, resolve_enabled
 from unicite.attribution import AttributionMethod
 from unicite.sources import SourceLedger
-from unicite_llamaindex._answer import CiteOptions, OnInvalidMarker, check_options, cite, origin_of
+from unicite_llamaindex._answer import (
+    CiteOptions,
+    OnInvalidMarker,
+    check_options,
+    cite,
+    describe_error,
+    origin_of,
+)
 from unicite_llamaindex._capture import QueryCapture, install
 from unicite_llamaindex._convert import table_from_nodes
 from unicite_llamaindex._nodes import default_splitter
@@ -60,6 +67,9 @@ class _CitedStreamingResponse(StreamingResponse):
         if self.response_txt is None and self.response_gen is not None:
             for _ in self.response_gen:
                 pass
+            if self.response_txt is None:
+                # The stream broke off earlier: what is left of it is no text, as in LlamaIndex.
+                self.response_txt = ""
 
     def __str__(self) -> str:
         self._drain()
@@ -81,6 +91,17 @@ class _CitedStreamingResponse(StreamingResponse):
 
 def _no_tokens() -> Generator[str, None, None]:
     yield from ()
+
+
+def _malformed(item: NodeWithScore) -> bool:
+    """Whether LlamaIndex's own labelling may refuse the node: its text or metadata is odd."""
+    base = item.node
+    if not isinstance(getattr(base, "metadata", None), dict):
+        return True
+    try:
+        return not isinstance(base.get_content(metadata_mode=MetadataMode.NONE), str)
+    except Exception:
+        return True
 
 
 class CitedQueryEngine(CitationQueryEngine):
@@ -238,6 +259,12 @@ class CitedQueryEngine(CitationQueryEngine):
     # --- labelling ------------------------------------------------------------------------
 
     def _label(self, nodes: list[NodeWithScore]) -> Labelled:
+        malformed = [n for n in nodes if isinstance(n, NodeWithScore) and _malformed(n)]
+        if malformed and not getattr(self, "_multimodal", False):
+            # Nodes without text or metadata fail `CitationQueryEngine`'s labelling: the query
+            # fails here with the very error it raises there (when it does not, the labelling
+            # below reports the nodes in diagnostics).
+            super()._create_citation_nodes(malformed)
         if getattr(self, "_multimodal", False):
             # LlamaIndex's own multimodal chunks (fresh ids), traced back to the retrieved nodes.
             labelled = Labelled(nodes=super()._create_citation_nodes(nodes))
@@ -475,6 +502,31 @@ class CitedQueryEngine(CitationQueryEngine):
             if found is not None:
                 relabel(node, found)
 
+    def _broken(
+        self,
+        response: StreamingResponse | AsyncStreamingResponse,
+        text: str,
+        labelled: Labelled,
+        capture: QueryCapture,
+        notes: list[str],
+        error: Exception,
+    ) -> None:
+        """Cite what a stream gave before it raised; the caller re-raises the error unchanged.
+
+        The answer (with a diagnostic naming the error) goes in ``metadata["citations"]`` and
+        out as a `CitationsEvent`; the response's text and nodes are left as they are, and no
+        grounding policy applies: the error is what the caller gets.
+        """
+        try:
+            note = f"the LLM stream broke off after {len(text)} characters: {describe_error(error)}"
+            answer = self._answer(text, labelled, capture, [*notes, note])
+            metadata = response.metadata if response.metadata is not None else {}
+            metadata["citations"] = answer
+            response.metadata = metadata
+            dispatcher.event(CitationsEvent(answer=answer, origin=origin_of(answer)))
+        except Exception:
+            logger.debug("citing a broken stream failed", exc_info=True)
+
     def _wrap_stream(
         self,
         response: StreamingResponse,
@@ -497,6 +549,9 @@ class CitedQueryEngine(CitationQueryEngine):
                         token = next(tokens)
                     except StopIteration:
                         break
+                    except Exception as err:
+                        self._broken(cited, "".join(pieces), labelled, capture, notes, err)
+                        raise
                 pieces.append(token)
                 yield token
             with capture.active():
@@ -525,6 +580,9 @@ class CitedQueryEngine(CitationQueryEngine):
                         token = await tokens.__anext__()
                     except StopAsyncIteration:
                         break
+                    except Exception as err:
+                        self._broken(response, "".join(pieces), labelled, capture, notes, err)
+                        raise
                 pieces.append(token)
                 yield token
             with capture.active():

@@ -28,6 +28,7 @@ from llama_index.core.instrumentation import (  # type: ignore[attr-defined]
 )
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.events.exception import ExceptionEvent
 from llama_index.core.instrumentation.events.llm import (
     LLMChatEndEvent,
     LLMChatInProgressEvent,
@@ -51,9 +52,10 @@ from unicite_llamaindex._answer import (
     Table,
     check_options,
     cite,
+    describe_error,
     origin_of,
 )
-from unicite_llamaindex._capture import active_capture
+from unicite_llamaindex._capture import active_capture, same_text
 from unicite_llamaindex._convert import SourceCache, cached_sources, table_from_nodes
 from unicite_llamaindex._postprocessor import CitationPostprocessor
 from unicite_llamaindex._stream import LLMCallReader
@@ -79,6 +81,8 @@ class _Run:
     """LLM spans whose end event has not come yet (streams being consumed)."""
     tool_calls: set[str] = field(default_factory=set)
     """Tool call ids whose results are already in the ledger."""
+    failed_tools: dict[str, str] = field(default_factory=dict)
+    """What went wrong, by the call id of each tool call that raised."""
     labelled: list[NodeWithScore] | None = None
     """The nodes a `CitationPostprocessor` labelled last in the run."""
     retrieved: list[NodeWithScore] = field(default_factory=list)
@@ -119,6 +123,8 @@ class _Call:
     """The LLM call this one runs inside (``acomplete`` calling ``complete``, a completion
     made of a chat call): only the innermost call that answers is cited."""
     answered: bool = False
+    last: Any = None
+    """The last streamed response, to cite what came before a stream broke off."""
 
 
 class _Core:
@@ -168,6 +174,9 @@ class _Core:
             run = span.run
             if labeller and isinstance(result, list):
                 run.labelled = [n for n in result if isinstance(n, NodeWithScore)]
+            failure = _tool_failure(result)
+            if failure is not None:
+                run.failed_tools[failure[0]] = failure[1]
             run.open_spans -= 1
             call = self.calls.get(id_)
             if call is not None and (dropped or not _is_stream(result)):
@@ -224,6 +233,9 @@ class _Core:
         if isinstance(event, CitationsEvent):
             self._reported(event)
             return
+        if isinstance(event, ExceptionEvent):
+            self._failed(event)
+            return
         if (
             not isinstance(
                 event,
@@ -247,6 +259,7 @@ class _Core:
             with self.lock:
                 call = self.calls.get(key)
             if call is not None:
+                call.last = event.response
                 call.reader.feed(event.response)
         else:
             self._end(event, key)
@@ -280,6 +293,9 @@ class _Core:
             if run is None:
                 run = _Run(root=key, closed=True)
             run.pending.add(key)
+            # A finished run (a stream read after its query returned) is kept, bounded,
+            # until the call ends.
+            self._release(run)
         if isinstance(event, LLMChatStartEvent):
             self._tool_results(run, event.messages)
         with self.lock:
@@ -314,6 +330,12 @@ class _Core:
                 continue
             name, arguments = names.get(call_id or "", ("tool", None))
             name = message.additional_kwargs.get("name") or name
+            failure = run.failed_tools.get(call_id) if call_id is not None else None
+            if call_id is not None and failure is not None:
+                # The agent hands the tool's error message to the model: it is no source.
+                run.notes.append(failure)
+                run.tool_calls.add(call_id)
+                continue
             self._flush(run)  # what the tool retrieved came first
             run.ledger.add_tool_output(
                 str(name) or "tool",
@@ -332,7 +354,28 @@ class _Core:
                 self._release(call.run)
         if call is None or event.response is None:
             return
-        response = event.response
+        self._answered(call, event.response, key)
+
+    def _failed(self, event: ExceptionEvent) -> None:
+        """An LLM stream that raised (or was closed) before its end: forget the call.
+
+        What it streamed until an error is cited, with a diagnostic saying it broke off; a
+        stream its reader closed (``GeneratorExit``) was abandoned and is not cited.
+        """
+        key = event.span_id or ""
+        with self.lock:
+            call = self.calls.pop(key, None)
+            if call is None:
+                return
+            call.run.pending.discard(key)
+            self._release(call.run)
+        error = event.exception
+        if call.last is None or not isinstance(error, Exception):
+            return
+        self._answered(call, call.last, key, f"the LLM stream broke off: {describe_error(error)}")
+
+    def _answered(self, call: _Call, response: Any, key: str, note: str | None = None) -> None:
+        """Cite the answer `response` holds and dispatch it (not a tool call, not cited yet)."""
         text = (
             response.message.content or ""
             if isinstance(response, ChatResponse)
@@ -341,6 +384,10 @@ class _Core:
         if call.answered:
             return  # an inner call already cited this answer
         native = call.reader.finish(response)
+        if call.last is not None and native is not None and not same_text(native.text, text):
+            # Some integrations put only the last delta in a chunk, and a stream cut short
+            # has no final response: the answer is what the provider's events spelled out.
+            text = native.text or text
         if not text and (native is None or not native.text):
             return  # a tool call, not an answer
         outer = call.outer
@@ -350,6 +397,8 @@ class _Core:
         try:
             table = self._table(call)
             notes = list(call.run.notes) + list(call.run.ledger.diagnostics)
+            if note is not None:
+                notes.append(note)
             answer = cite(text, table, native, self.options, notes)
         except Exception as err:
             logger.debug("citing an LLM answer failed", exc_info=True)
@@ -622,6 +671,25 @@ class CitationEventHandler(BaseEventHandler):
     def _state_size(self) -> int:
         """How many spans, calls and lingering runs the handler holds (for memory checks)."""
         return self._core.size()
+
+
+def _tool_failure(result: Any) -> tuple[str, str] | None:
+    """The call id and a diagnostic, when `result` is an agent's result of a tool that raised."""
+    output = getattr(result, "tool_output", None)
+    call_id = getattr(result, "tool_id", None)
+    if getattr(output, "is_error", False) is not True or not isinstance(call_id, str):
+        return None
+    name = getattr(result, "tool_name", None)
+    error = getattr(output, "exception", None)
+    what = (
+        describe_error(error)
+        if isinstance(error, BaseException)
+        else str(getattr(output, "content", "") or "an error")
+    )
+    return call_id, (
+        f"tool {name!r} (call {call_id}) failed ({what}); its error message went to the model "
+        "and is not a source"
+    )
 
 
 def _is_stream(result: Any) -> bool:

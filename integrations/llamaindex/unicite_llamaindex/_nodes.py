@@ -23,6 +23,7 @@ __all__ = [
     "Chunk",
     "default_splitter",
     "label_number",
+    "node_metadata",
     "node_text",
     "source_from_node",
     "sources_from_nodes",
@@ -43,6 +44,8 @@ OWN_KEYS = (LABEL_KEY, SOURCE_ID_KEY, PARENT_KEY, CHUNK_KEY, TEXT_KEY)
 
 _LABEL_RE = re.compile(r"\A\s*Source (\d{1,6}):[ \t]*\r?\n?")
 _PAGE_KEYS = ("page_label", "page", "page_number", "page_num")
+# Metadata a source's URL and title are read from: a value of another type is reported.
+_TEXT_KEYS = ("url", "link", "href", "uri", "source_url", "title", "document_title", "file_name")
 _TOOL_NAME = "retriever"
 
 
@@ -133,6 +136,12 @@ def split_text(text: str, splitter: TextSplitter, diagnostics: list[str]) -> lis
     return chunks
 
 
+def node_metadata(node: BaseNode) -> dict[str, Any]:
+    """The node's metadata; an empty dict when a node was built without a dict there."""
+    metadata = getattr(node, "metadata", None)
+    return metadata if isinstance(metadata, dict) else {}
+
+
 def node_text(node: BaseNode) -> str:
     """The node's own text, without metadata (and without a ``Source N:`` label we added)."""
     try:
@@ -141,7 +150,7 @@ def node_text(node: BaseNode) -> str:
         text = ""
     if not isinstance(text, str):
         return ""
-    span = node.metadata.get(TEXT_KEY)
+    span = node_metadata(node).get(TEXT_KEY)
     if (
         isinstance(span, list)
         and len(span) == 2
@@ -160,7 +169,7 @@ def node_text(node: BaseNode) -> str:
 
 def label_number(node: BaseNode) -> int | None:
     """The ``Source N:`` number a prompt shows for this node, when it carries one."""
-    value = node.metadata.get(LABEL_KEY)
+    value = node_metadata(node).get(LABEL_KEY)
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
     try:
@@ -195,11 +204,12 @@ def _identity(base: BaseNode, chunk: Chunk | None) -> tuple[str, str, str, Any, 
     A node labelled by `CitationPostprocessor` carries these in its metadata, so reading it
     again gives the source it was labelled with.
     """
-    own_id = base.metadata.get(SOURCE_ID_KEY)
+    metadata = node_metadata(base)
+    own_id = metadata.get(SOURCE_ID_KEY)
     first, last = _char_range(base)
     if chunk is None and isinstance(own_id, str) and own_id:
-        parent = base.metadata.get(PARENT_KEY)
-        offsets = base.metadata.get(CHUNK_KEY)
+        parent = metadata.get(PARENT_KEY)
+        offsets = metadata.get(CHUNK_KEY)
         return (
             own_id,
             parent if isinstance(parent, str) and parent else base.node_id,
@@ -224,6 +234,36 @@ def _identity(base: BaseNode, chunk: Chunk | None) -> tuple[str, str, str, Any, 
         doc_end,
         [chunk.start, chunk.end],
     )
+
+
+def _oddities(base: BaseNode, metadata: dict[str, Any]) -> list[str]:
+    """What of a node could not be read: text or metadata of the wrong type."""
+    diagnostics: list[str] = []
+    name = base.node_id
+    if not isinstance(getattr(base, "metadata", None), dict):
+        kind = type(getattr(base, "metadata", None)).__name__
+        diagnostics.append(f"node {name}: its metadata is not a dict (type {kind}); ignored")
+    try:
+        content: Any = base.get_content(metadata_mode=MetadataMode.NONE)
+    except Exception as err:
+        diagnostics.append(f"node {name}: its text could not be read ({type(err).__name__})")
+    else:
+        if not isinstance(content, str):
+            kind = type(content).__name__
+            diagnostics.append(f"node {name}: its text is not a str (type {kind}); no content")
+    for key in _TEXT_KEYS:
+        value = metadata.get(key)
+        if value is not None and not isinstance(value, str):
+            kind = type(value).__name__
+            diagnostics.append(f"node {name}: metadata {key!r} is not text (type {kind}); ignored")
+    for key in _PAGE_KEYS:
+        value = metadata.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, str))):
+            kind = type(value).__name__
+            diagnostics.append(
+                f"node {name}: metadata {key!r} is not a page (type {kind}); ignored"
+            )
+    return diagnostics
 
 
 NodeRef = tuple["NodeWithScore | BaseNode", "int | None", "Chunk | None"]
@@ -267,7 +307,11 @@ def sources_from_nodes(
         score = node.score if isinstance(node, NodeWithScore) else None
         base = node.node if isinstance(node, NodeWithScore) else node
         source_id, node_id, text, doc_start, doc_end, offsets = _identity(base, chunk)
-        metadata = {k: v for k, v in base.metadata.items() if k not in OWN_KEYS}
+        metadata = {k: v for k, v in node_metadata(base).items() if k not in OWN_KEYS}
+        if diagnostics is not None:
+            for note in _oddities(base, metadata):
+                if note not in diagnostics:  # once per node, however many chunks it has
+                    diagnostics.append(note)
         items.append(
             {
                 "id_": source_id,

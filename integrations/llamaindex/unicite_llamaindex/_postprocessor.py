@@ -22,6 +22,7 @@ from unicite_llamaindex._nodes import (
     Chunk,
     default_splitter,
     label_number,
+    node_metadata,
     node_text,
     sources_from_nodes,
     split_text,
@@ -145,7 +146,7 @@ class CitationPostprocessor(BaseNodePostprocessor):
         text = node_text(base) if chunk is None else chunk.text
         shown = ""
         if self.metadata_mode != MetadataMode.NONE:
-            clean = {k: v for k, v in base.metadata.items() if k not in OWN_KEYS}
+            clean = {k: v for k, v in node_metadata(base).items() if k not in OWN_KEYS}
             probe = TextNode(
                 text="",
                 metadata=clean,
@@ -154,7 +155,7 @@ class CitationPostprocessor(BaseNodePostprocessor):
             )
             meta = probe.get_metadata_str(mode=self.metadata_mode).strip()
             shown = f"{meta}\n\n" if meta else ""
-        metadata = {k: v for k, v in base.metadata.items() if k not in OWN_KEYS}
+        metadata = {k: v for k, v in node_metadata(base).items() if k not in OWN_KEYS}
         metadata[LABEL_KEY] = number
         metadata[SOURCE_ID_KEY] = source.id
         metadata[PARENT_KEY] = source.extras.get("node_id", base.node_id)
@@ -189,7 +190,7 @@ def relabel(item: NodeWithScore, number: int) -> None:
     if old is None or old == number:
         return
     head, new_head = f"Source {old}:", f"Source {number}:"
-    span = node.metadata.get(TEXT_KEY)
+    span = node_metadata(node).get(TEXT_KEY)
     if isinstance(span, list) and len(span) == 2 and isinstance(node, TextNode):
         if not node.text.startswith(head):
             return
