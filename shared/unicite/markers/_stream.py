@@ -77,6 +77,9 @@ _LOOKBEHIND = 64
 _ANCHOR_LINES = 64  # lines looked back for a new anchor
 _TRIGGERS = frozenset("`\n\r")
 _PLAIN_RE = re.compile("[^\\[(<\u3010`\n\r]*")
+_MARKER_ENDS = frozenset("])>\u3011")
+_GROUP_WINDOW = 3_000  # longer than any marker (an inline link's URL is at most 2,048)
+_GROUP_STEPS = 64
 
 
 class MarkerStream:
@@ -499,7 +502,36 @@ class MarkerStream:
         if self._line_hold >= 0:
             hold = min(hold, self._line_hold)
         hold = min(hold, self._settle(hold))
+        if hold < self._size:
+            hold = self._before_group(hold)
         return self._release(hold)
+
+    def _before_group(self, hold: int) -> int:
+        """Step back over markers that end where the held text begins.
+
+        What is held (an opener, a marker to be removed) may still join them into one group
+        (``[1]<sup>[9]</sup>[2]`` is one group once the invalid marker goes), and a group's
+        citation spans all of it: it is emitted whole.
+        """
+        for _ in range(_GROUP_STEPS):
+            p = hold
+            moved = True
+            while moved:
+                moved = False
+                while p > self._shown and self._slice(p - 1, p) in (" ", "\t"):
+                    p -= 1
+                for region in self._regions:
+                    if region.start < p <= region.end:
+                        p, moved = region.start, True
+            if p <= self._shown or self._slice(p - 1, p) not in _MARKER_ENDS:
+                return hold
+            lo = max(self._shown, p - _GROUP_WINDOW)
+            text = self._slice(lo, p)
+            spans = _marker_spans(text, 0, len(text))
+            if not spans or spans[-1][1] != len(text):
+                return hold
+            hold = lo + spans[-1][0]
+        return hold
 
     def _settle(self, hold: int) -> int:
         """Turn pending removals into settled regions; return where unsettled ones begin."""
