@@ -849,7 +849,46 @@ def test_responses_stream_that_failed() -> None:
         {"type": "response.created", "response": {**failed, "status": "in_progress", "output": []}},
         {"type": "response.failed", "response": failed},
     ]
-    answer = collect_stream(events, strict=True)
+    answer = collect_stream(events)
     assert answer == extract(failed)
+    assert answer.text == "Partial"
+    assert answer.diagnostics == [
+        "response failed (server_error: The model failed.): the answer may be missing or cut short"
+    ]
+    with pytest.raises(CitationError):
+        collect_stream(events, strict=True)
     assert answer.extras["status"] == "failed"
     assert answer.extras["error"] == {"code": "server_error", "message": "The model failed."}
+
+
+@pytest.mark.parametrize(
+    ("status", "detail", "expected"),
+    [
+        ("failed", {"error": {"code": "server_error", "message": "boom"}}, "server_error: boom"),
+        ("cancelled", {}, "response cancelled"),
+    ],
+)
+def test_failed_response_says_why(status: str, detail: dict[str, object], expected: str) -> None:
+    body = {
+        "object": "response",
+        "id": "resp_1",
+        "model": "gpt-4.1",
+        "status": status,
+        **detail,
+        "output": [
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Die Brücke ist", "annotations": []}],
+            }
+        ],
+    }
+    answer = extract(body)
+    assert answer.text == "Die Brücke ist"
+    assert len(answer.diagnostics) == 1
+    assert expected in answer.diagnostics[0]
+    assert f"response {status}" in answer.diagnostics[0]
+    with pytest.raises(CitationError):
+        extract(body, strict=True)
+    completed = extract({**body, "status": "completed"})
+    assert completed.diagnostics == []

@@ -14,6 +14,7 @@ from unicite._segment import MARKER_RE, claim_span
 from unicite.model import UrlLocation
 from unicite.providers._base import CitationEvent, Provider, StreamReader
 from unicite.providers._builder import AnswerBuilder
+from unicite.sources._ledger import SourceLedger
 
 __all__ = ["OPENAI_CHAT", "OPENAI_RESPONSES"]
 
@@ -102,18 +103,29 @@ def _horizon(start: int, end: int) -> int:
     return start + 1 if start == end else end
 
 
+_CLAIM_WINDOW = 4_096
+"""How many characters before an annotation its claim is looked for in, at most."""
+
+
 def _paragraph_start(text: str, pos: int) -> int:
     """Start of the paragraph holding ``pos``: a claim never crosses a blank line.
 
     Reading claims paragraph by paragraph keeps long answers with hundreds of citations linear.
+    A claim is one sentence, so the search also stops `_CLAIM_WINDOW` characters before
+    ``pos``: an answer written as one long paragraph (a long list with no blank line, say)
+    stays linear too.
     """
+    floor = max(0, pos - _CLAIM_WINDOW)
     cut = pos
     while True:
-        newline = text.rfind("\n", 0, cut)
+        newline = text.rfind("\n", floor, cut)
         if newline < 0:
-            return 0
-        previous = text.rfind("\n", 0, newline)
-        if not text[previous + 1 : newline].strip(" \t\r"):
+            return floor
+        # The line before this break is blank when only spaces separate it from the one before.
+        k = newline
+        while k > floor and text[k - 1] in " \t\r":
+            k -= 1
+        if k == 0 or text[k - 1] == "\n":
             return newline + 1
         cut = newline
 
@@ -513,6 +525,17 @@ def _read_message(builder: AnswerBuilder, item: Mapping[str, Any], path: str) ->
             _keep_unknown(builder, ppath, part, "content part type")
 
 
+def _why(data: Mapping[str, Any]) -> str:
+    """`` (code: message)`` from a Responses ``error`` or ``incomplete_details``, when given."""
+    for key, fields in (("error", ("code", "message")), ("incomplete_details", ("reason",))):
+        detail = data.get(key)
+        if isinstance(detail, Mapping):
+            parts = [str(detail[f]) for f in fields if isinstance(detail.get(f), (str, int))]
+            if parts:
+                return f" ({': '.join(parts)})"
+    return ""
+
+
 def _read_response(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
     read = builder.read
     builder.model = read.text(data, "model", "response")
@@ -525,6 +548,11 @@ def _read_response(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
     for key in ("error", "incomplete_details"):
         if data.get(key) is not None:
             builder.extras[key] = data[key]
+    # An incomplete response (max_output_tokens, content filter) is an answer that stopped
+    # early, as Anthropic's max_tokens is: its status and reason stay in extras. A failed or
+    # cancelled one is an error body.
+    if status in ("failed", "cancelled"):
+        builder.note(f"response {status}{_why(data)}: the answer may be missing or cut short")
     if "output" not in data:
         builder.note("response.output is missing")
     for i, item in enumerate(read.items(data, "output", "response")):
@@ -568,13 +596,13 @@ class _ResponsesProvider(Provider):
 
 def _announce(builder: AnswerBuilder) -> list[CitationEvent]:
     """The citations a scratch builder holds, as events carrying their sources."""
-    answer = builder.build()
+    ledger = builder.ledger
     return [
         CitationEvent(
             citation=citation,
-            sources=[s for sid in citation.source_ids if (s := answer.source(sid)) is not None],
+            sources=[s for sid in citation.source_ids if (s := ledger.get(sid)) is not None],
         )
-        for citation in answer.citations
+        for citation in builder.citations()
     ]
 
 
@@ -592,6 +620,16 @@ class _ResponsesStream(StreamReader):
         self._final: dict[str, Any] | None = None
         self._done: set[tuple[int, int]] = set()
         self._announced: set[tuple[int, int, int]] = set()
+        # Text deltas not yet joined into their part, by part: joining them when another event
+        # needs the text, not at every delta, keeps a long streamed text linear.
+        self._deltas: dict[int, tuple[dict[str, Any], list[str]]] = {}
+        # What `_flush` keeps between calls, so each call does only the new work: the sources
+        # of the tool items read so far (and of the citations announced), the tool item last
+        # read at each output index, and per text part the number of leading annotations
+        # already announced.
+        self._ledger = SourceLedger()
+        self._tools_read: dict[int, Any] = {}
+        self._open: dict[tuple[int, int], int] = {}
 
     # --- snapshot ------------------------------------------------------------------------
 
@@ -620,8 +658,15 @@ class _ResponsesStream(StreamReader):
         part: dict[str, Any] = content[index]
         return part
 
+    def _join_deltas(self) -> None:
+        for part, pieces in self._deltas.values():
+            text = part.get("text")
+            part["text"] = (text if isinstance(text, str) else "") + "".join(pieces)
+        self._deltas.clear()
+
     def _snapshot(self) -> dict[str, Any]:
         """The response as the events so far describe it."""
+        self._join_deltas()
         if self._final is not None:
             # As the SDK does: a terminal response without output takes the streamed items.
             if self._final.get("output") is not None:
@@ -637,6 +682,11 @@ class _ResponsesStream(StreamReader):
     def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
         """Take one event; return the citations it made final."""
         kind = event.get("type")
+        if kind is not None and not isinstance(kind, str):
+            self.diagnostics.append(f"Responses stream event type is a {type(kind).__name__}")
+            return []
+        if kind != "response.output_text.delta":
+            self._join_deltas()
         if kind in _SNAPSHOT_EVENTS or kind in _TERMINAL_EVENTS:
             response = event.get("response")
             if not isinstance(response, Mapping):
@@ -678,8 +728,7 @@ class _ResponsesStream(StreamReader):
             part = self._part(event)
             delta = event.get("delta")
             if part is not None and isinstance(delta, str):
-                text = part.get("text")
-                part["text"] = (text if isinstance(text, str) else "") + delta
+                self._deltas.setdefault(id(part), (part, []))[1].append(delta)
             elif part is not None:
                 self.diagnostics.append(f"{kind}: delta is not a string")
             return []
@@ -726,17 +775,26 @@ class _ResponsesStream(StreamReader):
         return []
 
     def _flush(self, *, final: bool = False) -> list[CitationEvent]:
-        """Announce every annotation whose claim the text so far already decides."""
+        """Announce every annotation whose claim the text so far already decides.
+
+        Each tool item is read once (again only when an event replaces it), and each part's
+        annotations from the first one not announced yet, so a long stream stays linear.
+        """
         snapshot = self._snapshot()
         scratch = AnswerBuilder(_NAME)
+        scratch.ledger = self._ledger
         output = snapshot.get("output")
         items = output if isinstance(output, list) else []
         settled = True
         for i, item in enumerate(items):
             if not isinstance(item, Mapping):
                 continue
-            if item.get("type") != "message":
-                _tool_item(scratch, item, item.get("type"), f"response.output[{i}]")
+            kind = item.get("type")
+            if kind != "message":
+                if self._tools_read.get(i) is not item:
+                    self._tools_read[i] = item
+                    kind = kind if isinstance(kind, str) else None
+                    _tool_item(scratch, item, kind, f"response.output[{i}]")
                 continue
             for j, part in enumerate(_message_parts(item)):
                 text = _part_text(part)
@@ -744,13 +802,20 @@ class _ResponsesStream(StreamReader):
                     continue
                 complete = final or (i, j) in self._done
                 base = scratch.append_text(text)
-                annotations = part.get("annotations")
-                for k, ann in enumerate(annotations if isinstance(annotations, list) else []):
-                    key = (i, j, k)
-                    if not settled or key in self._announced or ann is None:
-                        continue
-                    if _annotation(scratch, ann, text, base, "stream", complete=complete):
-                        self._announced.add(key)
+                if settled:
+                    annotations = part.get("annotations")
+                    listed = annotations if isinstance(annotations, list) else []
+                    first = self._open.get((i, j), 0)
+                    for k in range(first, len(listed)):
+                        key = (i, j, k)
+                        ann = listed[k]
+                        if key in self._announced or ann is None:
+                            continue
+                        if _annotation(scratch, ann, text, base, "stream", complete=complete):
+                            self._announced.add(key)
+                    while (i, j, first) in self._announced:
+                        first += 1
+                    self._open[(i, j)] = first
                 # Later parts are placed after this one: they wait until its length is final.
                 settled = settled and complete
         return _announce(scratch)
