@@ -65,3 +65,20 @@ if HAVE_VCR:
         yield
         if request.config.getoption("--record-mode") in ("none", None):
             assert cassette.all_played, f"{cassette._path} has interactions the test never made"
+
+
+# Hypothesis example budgets, bounded everywhere (CI has a fixed time budget). HYPOTHESIS_PROFILE
+# picks one: "default", "ci" (the default when CI is set) or "fuzz" for a long local run.
+# Tests that set max_examples themselves keep it.
+from hypothesis import settings as _hypothesis_settings
+
+_hypothesis_settings.register_profile("default", max_examples=100, deadline=None)
+# CI derandomizes: a run on a clean clone tries the same examples every time, so a landing
+# never hangs on luck; local runs keep searching new examples and remember the failures.
+_hypothesis_settings.register_profile(
+    "ci", max_examples=100, deadline=None, database=None, print_blob=True, derandomize=True
+)
+_hypothesis_settings.register_profile("fuzz", max_examples=5_000, deadline=None)
+_hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
+)
