@@ -28,6 +28,8 @@ def to_data(obj: object) -> tuple[Any, str | None]:
             return json.loads(obj), None
         except ValueError as err:
             return None, f"input is not valid JSON: {err}"
+        except RecursionError:
+            return None, "input is nested too deeply to read"
     if isinstance(obj, (Mapping, list, tuple)):
         return obj, None
     dump = getattr(obj, "model_dump", None)

@@ -33,7 +33,8 @@ def stable_source_id(
     plus a hash of title and text.
     """
     if provider_id:
-        return provider_id
+        # An id must be valid text: lone surrogates (from broken JSON escapes) are spelled out.
+        return provider_id.encode("utf-8", "backslashreplace").decode("utf-8")
     if url:
         return _url_id(url)
     return "h-" + content_hash(title, content)

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from unicite import __version__
 from unicite._schema import schema_text
+from unicite._text import sanitize_display
 from unicite.exceptions import GroundingRequiredError, UniciteError
 from unicite.model import CitedAnswer
 from unicite.providers import extract as extract_response
@@ -51,7 +52,8 @@ _FORMATS = ("terminal", "markdown", "html", "json", "text")
 
 
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
-    sys.stderr.write(f"unicite: {message}\n")
+    # The message may quote the input (a provider's error text, a bad key): one line, inert.
+    sys.stderr.write(f"unicite: {sanitize_display(message)}\n")
     raise typer.Exit(code)
 
 
@@ -156,7 +158,8 @@ def attribute(
             loaded = json.loads(raw)
             items = loaded if isinstance(loaded, list) else [loaded]
         else:
-            items = [json.loads(line) for line in raw.splitlines() if line.strip()]
+            # JSON Lines end at LF (or CRLF): splitlines() would also cut at U+2028 in a string.
+            items = [json.loads(line) for line in raw.split("\n") if line.strip()]
         parsed = [as_source(item) for item in items]  # type: ignore[arg-type]
     except (ValueError, UniciteError) as err:
         _fail(f"{sources}: not a list of sources: {str(err).splitlines()[0]}")

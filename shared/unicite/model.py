@@ -8,6 +8,7 @@ post-hoc attribution) ends in a `CitedAnswer`. Offsets are Python str indices in
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -20,7 +21,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from unicite._ids import stable_source_id
 from unicite._offsets import OffsetIndex
@@ -425,14 +426,27 @@ class CitedAnswer(_Model):
         """The canonical JSON form; `from_json` reads it back unchanged.
 
         Text with lone surrogates (which JSON escapes allow and UTF-8 cannot hold) is written
-        with JSON unicode escapes; a `raw` value JSON cannot hold is written as its ``repr``.
+        with JSON unicode escapes. In `extras` and `raw`, a value JSON cannot hold is written as
+        its ``repr`` (NaN and infinity as null) and nesting deeper than 200 levels is cut short;
+        never raises.
         """
-        try:
-            return self.model_dump_json(indent=indent)
-        except PydanticSerializationError:
-            data = self.model_dump(mode="json", fallback=repr)
-            separators = (",", ":") if indent is None else (",", ": ")
-            return json.dumps(data, ensure_ascii=True, indent=indent, separators=separators)
+        if not _surrogate_keys(self):
+            try:
+                return self.model_dump_json(indent=indent)
+            except (PydanticSerializationError, ValueError):
+                pass
+        # The free-form fields (`extras`, `raw`) may hold anything a provider sent: lone
+        # surrogates in keys, bytes, NaN, nesting deeper than the serializer goes. They are
+        # made plain JSON here; the typed fields are dumped as usual.
+        data = self.model_dump(mode="json", exclude=_FREE_FORM, fallback=repr)
+        data["extras"] = _json_safe(self.extras)
+        for key in ("sources", "citations"):
+            for dumped, item in zip(data[key], getattr(self, key), strict=True):
+                dumped["extras"] = _json_safe(item.extras)
+                dumped["raw"] = _json_safe(item.raw)
+        data = _in_field_order(data, self)
+        separators = (",", ":") if indent is None else (",", ": ")
+        return json.dumps(data, ensure_ascii=True, indent=indent, separators=separators)
 
     @classmethod
     def from_json(cls, data: str | bytes) -> CitedAnswer:
@@ -445,6 +459,60 @@ class CitedAnswer(_Model):
             try:
                 # The strict JSON parser refuses lone-surrogate escapes; the stdlib reads them.
                 loaded = json.loads(data)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise err from None
             return cls.model_validate(loaded)
+
+
+# --- JSON for the free-form fields ----------------------------------------------------------------
+
+_FREE_FORM: Any = {
+    "extras": True,
+    "sources": {"__all__": {"extras", "raw"}},
+    "citations": {"__all__": {"extras", "raw"}},
+}
+_JSON_DEPTH = 200
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_keys(answer: CitedAnswer) -> bool:
+    """Whether an `extras` key holds a lone surrogate (the serializer would replace it)."""
+    return any(
+        isinstance(key, str) and _SURROGATE_RE.search(key) is not None
+        for extras in (
+            answer.extras,
+            *(s.extras for s in answer.sources),
+            *(c.extras for c in answer.citations),
+        )
+        for key in extras
+    )
+
+
+def _json_safe(value: Any, depth: int = 0) -> Any:
+    """`value` as plain JSON data, whatever it holds.
+
+    Non-finite floats become null, other non-JSON values their ``repr``, and anything nested
+    deeper than `_JSON_DEPTH` levels a short placeholder.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (dict, list, tuple)) and depth >= _JSON_DEPTH:
+        return f"<{type(value).__name__} nested too deeply>"
+    if isinstance(value, dict):
+        return {
+            key if isinstance(key, str) else str(key): _json_safe(item, depth + 1)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item, depth + 1) for item in value]
+    try:
+        return _json_safe(to_jsonable_python(value), depth + 1)
+    except Exception:
+        return repr(value)
+
+
+def _in_field_order(data: dict[str, Any], model: BaseModel) -> dict[str, Any]:
+    """`data` (a dump of `model`) with its keys back in the order the fields are declared."""
+    return {name: data[name] for name in type(model).model_fields if name in data}

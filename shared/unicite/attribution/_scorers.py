@@ -22,16 +22,27 @@ __all__ = ["EmbeddingScorer", "JudgeScorer", "Scorer", "blend"]
 class Scorer(Protocol):
     """Anything that scores (claim, passage) pairs with a probability of support.
 
-    Attributes:
-        origin: The `Citation.origin` given to citations this scorer helped decide.
-        weight: Share of the final confidence that comes from this scorer (the rest is the
-            lexical probability); 1.0 lets the scorer decide alone.
-        threshold: The blended probability a source needs to be cited.
+    The attributes are read-only here, so frozen dataclasses such as `JudgeScorer` and
+    `EmbeddingScorer` satisfy the protocol for type checkers too.
     """
 
-    origin: CitationOrigin
-    weight: float
-    threshold: float
+    @property
+    def origin(self) -> CitationOrigin:
+        """The `Citation.origin` given to citations this scorer helped decide."""
+        ...
+
+    @property
+    def weight(self) -> float:
+        """Share of the final confidence from this scorer; 1.0 lets it decide alone.
+
+        The rest of the confidence is the lexical probability.
+        """
+        ...
+
+    @property
+    def threshold(self) -> float:
+        """The blended probability a source needs to be cited."""
+        ...
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """One probability in [0, 1] per ``(claim, passage)`` pair, in order."""

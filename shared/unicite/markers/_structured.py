@@ -175,8 +175,11 @@ def _load(data: Any) -> tuple[Any, str | None]:
         )
     try:
         return json.loads(data), None
-    except (ValueError, RecursionError):
+    except ValueError:
         pass
+    except RecursionError:
+        # Too deep for JSON is too deep for YAML too, and the YAML parser takes seconds to say so.
+        return None, "the document is nested too deeply to read"
     try:
         # Optional, and untyped: imported by name so the core needs neither it nor its stubs.
         yaml: Any = importlib.import_module("yaml")

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from unicite._data import to_data
 from unicite.exceptions import GroundingRequiredError, UsageError
-from unicite.model import CitedAnswer
+from unicite.model import Citation, CitedAnswer
 from unicite.providers._base import CitationEvent, Provider, StreamReader
 from unicite.providers._builder import AnswerBuilder
 from unicite.providers._sse import iter_sse, looks_like_sse
@@ -63,6 +63,28 @@ def _readers_for(provider: str | None) -> tuple[Provider, ...]:
 def _check_require(require: object) -> None:
     if require not in (None, "citations"):
         raise UsageError(f"require must be None or 'citations', got {require!r}")
+
+
+def _provider_error(data: Mapping[str, Any]) -> str | None:
+    """What an error body says, when `data` is one instead of a response.
+
+    OpenAI and Gemini send ``{"error": {...}}``; Anthropic ``{"type": "error", "error": {...}}``;
+    a Responses stream's ``error`` event has its message at the top level.
+    """
+    error = data.get("error")
+    if not isinstance(error, Mapping):
+        if data.get("type") != "error":
+            return None
+        error = data
+    message = error.get("message")
+    kind = next(
+        (v for v in (error.get("type"), error.get("status"), error.get("code")) if v is not None),
+        None,
+    )
+    if not isinstance(message, str) and kind is None:
+        return None
+    parts = [str(v) for v in (kind, message) if v is not None]
+    return f"the provider returned an error: {': '.join(parts)}"
 
 
 def detect_provider(response: object) -> str | None:
@@ -134,7 +156,7 @@ def extract(
         if reader is None and provider is not None:
             reader = readers[0]
         if reader is None:
-            problem = (
+            problem = _provider_error(data) or (
                 "unrecognised response shape: not OpenAI, Anthropic, Gemini, Perplexity or Cohere"
             )
     builder = AnswerBuilder(reader.name if reader else (readers[0].name if provider else None))
@@ -143,6 +165,8 @@ def extract(
         return _finish(builder, strict=strict, require=require, grounded=False)
     try:
         reader.read(data, builder, candidate=candidate)
+    except RecursionError:
+        builder.note(f"the {reader.name} response is nested too deeply to read")
     except Exception as err:
         builder.note(f"internal error reading the {reader.name} response: {err!r}")
     return _finish(builder, strict=strict, require=require, grounded=builder.grounded)
@@ -173,6 +197,7 @@ class StreamCollector:
         self._stream: StreamReader | None = None
         self._diagnostics: list[str] = []
         self._skipped = 0
+        self._announced: list[Citation] = []
 
     def feed(self, event: object) -> list[CitationEvent]:
         """Take one stream event; return the citations it made final."""
@@ -185,16 +210,24 @@ class StreamCollector:
         if self._stream is None:
             reader = next((r for r in self._readers if r.detect_event(data)), None)
             if reader is None:
+                error = _provider_error(data)
+                if error is not None:
+                    self._diagnostics.append(error)
                 self._skipped += 1
                 return []
             self._reader = reader
             self._stream = reader.stream(**self._options)
+        name = self._reader.name if self._reader else "provider"
         try:
-            return self._stream.feed(data)
+            made = self._stream.feed(data)
+        except RecursionError:
+            self._diagnostics.append(f"a {name} stream event is nested too deeply to read")
+            return []
         except Exception as err:
-            name = self._reader.name if self._reader else "provider"
             self._diagnostics.append(f"internal error reading a {name} stream event: {err!r}")
             return []
+        self._announced.extend(item.citation for item in made)
+        return made
 
     def result(self) -> CitedAnswer:
         """The answer built from every event fed so far."""
@@ -212,14 +245,41 @@ class StreamCollector:
         builder.diagnostics.extend(self._diagnostics)
         try:
             self._stream.finish(builder)
+        except RecursionError:
+            builder.note(f"the {self._reader.name} stream is nested too deeply to read")
         except Exception as err:
             builder.note(f"internal error finishing the {self._reader.name} stream: {err!r}")
-        builder.diagnostics.extend(
-            d for d in self._stream.diagnostics if d not in builder.diagnostics
-        )
+        seen = set(builder.diagnostics)
+        for note in self._stream.diagnostics:
+            if note not in seen:
+                seen.add(note)
+                builder.diagnostics.append(note)
+        if self._announced:
+            # A stream whose closing events contradict its deltas can revise what it announced.
+            revised = _missing(self._announced, builder.build().citations)
+            if revised:
+                builder.note(
+                    f"{revised} citation(s) announced while streaming are not in the final "
+                    "answer: the stream's deltas disagree with its final text"
+                )
         return _finish(
             builder, strict=self._strict, require=self._require, grounded=builder.grounded
         )
+
+
+def _missing(announced: list[Citation], final: list[Citation]) -> int:
+    """How many of the announced citations are not among the final ones.
+
+    Equal citations share their span and sources, so each is compared with those only:
+    linear in the number of citations, not quadratic.
+    """
+    by_key: dict[tuple[int, int, tuple[str, ...]], list[Citation]] = {}
+    for citation in final:
+        key = (citation.start, citation.end, tuple(citation.source_ids))
+        by_key.setdefault(key, []).append(citation)
+    return sum(
+        1 for c in announced if c not in by_key.get((c.start, c.end, tuple(c.source_ids)), ())
+    )
 
 
 def _events(events: Iterable[object] | str | bytes, diagnostics: list[str]) -> Iterable[object]:
@@ -227,6 +287,8 @@ def _events(events: Iterable[object] | str | bytes, diagnostics: list[str]) -> I
         events = events.decode("utf-8", "replace")
     if isinstance(events, str):
         return iter_sse(events, diagnostics)
+    if not isinstance(events, Iterable):
+        raise UsageError(f"events must be stream events or an SSE log, got {type(events).__name__}")
     return events
 
 
@@ -260,6 +322,8 @@ async def acollect_stream(
 ) -> CitedAnswer:
     """`collect_stream` for async streams (``AsyncStream`` of the SDKs, async generators)."""
     collector = StreamCollector(provider, strict=strict, require=require, candidate=candidate)
+    if not isinstance(events, AsyncIterable):
+        raise UsageError(f"events must be an async iterable, got {type(events).__name__}")
     async for event in events:
         collector.feed(event)
     return collector.result()

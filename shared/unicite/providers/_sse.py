@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["iter_sse", "looks_like_sse"]
+
+_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 
 
 def looks_like_sse(text: str) -> bool:
@@ -34,14 +37,17 @@ def iter_sse(text: str, diagnostics: list[str]) -> Iterator[Any]:
                     value = json.loads(payload)
                 except ValueError as err:
                     diagnostics.append(f"SSE event {name or '?'}: payload is not JSON ({err})")
+                except RecursionError:
+                    diagnostics.append(f"SSE event {name or '?'}: payload is nested too deeply")
                 else:
                     if isinstance(value, dict) and name and "type" not in value:
                         value = {"type": name, **value}
                     yield value
         name, data = None, []
 
-    for raw_line in text.splitlines():
-        line = raw_line.rstrip("\r")
+    # SSE lines end at CR, LF or CRLF only: str.splitlines() would also split at U+2028, U+0085
+    # and other characters JSON payloads may hold unescaped.
+    for line in _LINE_BREAK_RE.split(text):
         if not line.strip():
             yield from flush()
         elif line.startswith(":"):
@@ -52,7 +58,11 @@ def iter_sse(text: str, diagnostics: list[str]) -> Iterator[Any]:
             data.append(line[5:].lstrip(" "))
         elif line.lstrip().startswith("{") and not data:
             try:
-                yield json.loads(line)
+                value = json.loads(line)
             except ValueError as err:
                 diagnostics.append(f"log line is not JSON ({err})")
+            except RecursionError:
+                diagnostics.append("log line is nested too deeply")
+            else:
+                yield value
     yield from flush()

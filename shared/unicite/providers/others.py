@@ -198,7 +198,10 @@ class _PerplexityStream(StreamReader):
         _read_perplexity(self.completion(), builder)
         answer = builder.build()
         return [
-            CitationEvent(citation=c, sources=[s for s in answer.sources if s.id in c.source_ids])
+            CitationEvent(
+                citation=c,
+                sources=[s for sid in c.source_ids if (s := answer.source(sid)) is not None],
+            )
             for c in answer.citations
         ]
 

@@ -394,7 +394,13 @@ def compact_json(data: object) -> str:
     try:
         return json.dumps(data, ensure_ascii=False, separators=(", ", ": "), default=str)
     except (TypeError, ValueError):
+        pass
+    except RecursionError:
+        return f"({type(data).__name__} nested too deeply to show)"
+    try:
         return str(data)
+    except RecursionError:
+        return f"({type(data).__name__} nested too deeply to show)"
 
 
 # --- reading one result -----------------------------------------------------------------------

@@ -69,6 +69,9 @@ def decode_output(output: object, call: ToolCall) -> Any:
                 return json.loads(text)
             except ValueError:
                 return output
+            except RecursionError:
+                call.note("output is nested too deeply to read")
+                return None
         return output
     if output is None or isinstance(output, (Mapping, list)):
         return output

@@ -79,6 +79,9 @@ def _arguments(arguments: object, diagnostics: list[str]) -> dict[str, Any]:
         except ValueError:
             diagnostics.append("tool-call arguments are not valid JSON; ignored")
             return {}
+        except RecursionError:
+            diagnostics.append("tool-call arguments are nested too deeply; ignored")
+            return {}
         if isinstance(parsed, dict):
             return parsed
         return {"input": parsed}
@@ -157,7 +160,9 @@ class ExtractorRegistry:
         if diagnostics is not None and not isinstance(diagnostics, list):
             raise UsageError("diagnostics must be a list to append to")
         notes: list[str] = []
-        call = ToolCall(tool_name.strip(), call_id or None, _arguments(arguments, notes), notes)
+        # Lone surrogates (from broken JSON escapes) are spelled out: a name must be valid text.
+        tool = tool_name.strip().encode("utf-8", "backslashreplace").decode("utf-8")
+        call = ToolCall(tool, call_id or None, _arguments(arguments, notes), notes)
         data = decode_output(output, call)
         extractor = self.extractor_for(call.tool)
         if extractor is None:
