@@ -334,3 +334,52 @@ def test_any_text_never_raises(output: str) -> None:
     for tool in ("duckduckgo_search", "wikipedia", "research", "fetch"):
         found = from_tool_output(tool, output, arguments={"url": "https://a.example/"})
         assert all(isinstance(s, Source) for s in found)
+
+
+class _Unprintable:
+    """An object whose str() and repr() raise, as some SDK objects do when half-built."""
+
+    def __str__(self) -> str:
+        raise ValueError("cannot print")
+
+    __repr__ = __str__
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        {"results": [{"url": "https://a.example/x", "title": "A", "extra": _Unprintable()}]},
+        [_Unprintable(), {"url": "https://a.example/x", "title": "A"}],
+        {"weird": _Unprintable()},
+        _Unprintable(),
+    ],
+)
+def test_output_holding_unprintable_objects_never_raises(output: object) -> None:
+    notes: list[str] = []
+    sources = from_tool_output("lookup", output, diagnostics=notes)
+    for source in sources:
+        assert "cannot be shown" in (source.content or "") or source.url == "https://a.example/x"
+    assert sources or notes
+    assert not any("internal error" in note for note in notes)
+
+
+def test_an_extractor_whose_error_cannot_be_printed_falls_back_to_the_shape() -> None:
+    registry = ExtractorRegistry()
+
+    def broken(tool: str, call_id: str | None, arguments: object, data: object) -> list[Source]:
+        raise _UnprintableError
+
+    registry.register("lookup", broken)
+    notes: list[str] = []
+    sources = registry.extract(
+        "lookup", {"results": [{"url": "https://a.example/x", "title": "A"}]}, diagnostics=notes
+    )
+    assert [s.url for s in sources] == ["https://a.example/x"]
+    assert len(notes) == 1
+    assert "_UnprintableError" in notes[0]
+    assert "cannot be shown" in notes[0]
+
+
+class _UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise ValueError("cannot print")

@@ -389,18 +389,25 @@ class ToolCall:
             return None
 
 
+def shown(value: object) -> str:
+    """``str(value)``, or a placeholder naming its type when even that fails."""
+    try:
+        return str(value)
+    except RecursionError:
+        return f"({type(value).__name__} nested too deeply to show)"
+    except Exception:
+        return f"({type(value).__name__} that cannot be shown)"
+
+
 def compact_json(data: object) -> str:
     """Data as compact, readable JSON text (non-ASCII kept) for a raw tool-output source."""
     try:
-        return json.dumps(data, ensure_ascii=False, separators=(", ", ": "), default=str)
+        return json.dumps(data, ensure_ascii=False, separators=(", ", ": "), default=shown)
     except (TypeError, ValueError):
         pass
     except RecursionError:
         return f"({type(data).__name__} nested too deeply to show)"
-    try:
-        return str(data)
-    except RecursionError:
-        return f"({type(data).__name__} nested too deeply to show)"
+    return shown(data)
 
 
 # --- reading one result -----------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from unicite.exceptions import UsageError
 from unicite.model import Source
-from unicite.sources._common import ToolCall
+from unicite.sources._common import ToolCall, shown
 from unicite.sources._extractors import NAMED_READERS, Reader, decode_output, sniff
 
 __all__ = [
@@ -163,14 +163,23 @@ class ExtractorRegistry:
         # Lone surrogates (from broken JSON escapes) are spelled out: a name must be valid text.
         tool = tool_name.strip().encode("utf-8", "backslashreplace").decode("utf-8")
         call = ToolCall(tool, call_id or None, _arguments(arguments, notes), notes)
-        data = decode_output(output, call)
-        extractor = self.extractor_for(call.tool)
-        if extractor is None:
-            sources = sniff(data, call)
-        elif isinstance(extractor, _Builtin):
-            sources = extractor.run(data, call)
-        else:
-            sources = self._run_custom(extractor, data, call)
+        try:
+            data = decode_output(output, call)
+            extractor = self.extractor_for(call.tool)
+            if extractor is None:
+                sources = sniff(data, call)
+            elif isinstance(extractor, _Builtin):
+                sources = extractor.run(data, call)
+            else:
+                sources = self._run_custom(extractor, data, call)
+        except Exception as err:
+            # The last resort for output no reader foresaw: the tool's caller must never fail
+            # because its output was odd. The fuzz suite keeps this path unreached.
+            call.note(
+                f"internal error reading the output of {call.tool}: {type(err).__name__}: "
+                f"{shown(err)}; no sources taken from it"
+            )
+            sources = []
         if diagnostics is not None:
             diagnostics.extend(notes)
         return sources
@@ -182,7 +191,10 @@ class ExtractorRegistry:
             result = extractor(call.tool, call.call_id, dict(call.arguments), data)
             items = list(result)
         except Exception as err:
-            call.note(f"extractor {name} failed ({err!r}); read the output by its shape instead")
+            call.note(
+                f"extractor {name} failed ({type(err).__name__}: {shown(err)}); "
+                "read the output by its shape instead"
+            )
             return sniff(data, call)
         sources: list[Source] = []
         for item in items:
