@@ -7,6 +7,7 @@ and, in strict mode, turns any diagnostic into a `CitationError`.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,7 @@ class AnswerBuilder:
         self.extras: dict[str, Any] = {}
         self.model: str | None = None
         self._parts: list[str] = []
+        self._starts: list[int] = []  # where each of _parts starts in the text
         self._length = 0
         self._text: str | None = ""
         self._citations: list[dict[str, Any]] = []
@@ -42,6 +44,7 @@ class AnswerBuilder:
         start = self._length
         if text:
             self._parts.append(text)
+            self._starts.append(start)
             self._length += len(text)
             self._text = None
         return start
@@ -57,7 +60,23 @@ class AnswerBuilder:
         if self._text is None:
             self._text = "".join(self._parts)
             self._parts = [self._text]
+            self._starts = [0]
         return self._text
+
+    def span_text(self, start: int, end: int) -> str:
+        """``text[start:end]``, read from the appended piece holding it when there is one.
+
+        Readers that cite each block as they append it, and stream readers that cite a few
+        spans of a long text at a time, would otherwise join the whole text for every span:
+        quadratic in the number of blocks or citations.
+        """
+        k = bisect.bisect_right(self._starts, start) - 1
+        if k >= 0:
+            base = self._starts[k]
+            piece = self._parts[k]
+            if end <= base + len(piece):
+                return piece[start - base : end - base]
+        return self.text[start:end]
 
     # --- sources and citations ------------------------------------------------------------
 
@@ -115,6 +134,18 @@ class AnswerBuilder:
             }
         )
         return True
+
+    def citations(self) -> list[Citation]:
+        """The citations declared so far, in text order, as `build` makes them.
+
+        Cheaper than `build` when only the citations are needed: the text is not joined and
+        the sources are not listed.
+        """
+        ordered = sorted(self._citations, key=lambda c: (c["start"], c["end"]))
+        return [
+            Citation.model_validate({"text": self.span_text(c["start"], c["end"]), **c})
+            for c in ordered
+        ]
 
     # --- result ---------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -398,7 +399,7 @@ def _cite(
     return Citation.model_construct(
         start=start,
         end=end,
-        text=builder.text[start:end],
+        text=builder.span_text(start, end),
         source_ids=[source_id],
         quote=quote,
         location=location,
@@ -477,7 +478,9 @@ class _AnthropicStream(StreamReader):
         # offsets the final answer will give them.
         self._live = AnswerBuilder(ANTHROPIC.name)
         self._live_reader = _MessageReader(self._live)
-        self._done: set[int] = set()
+        # Indices of started blocks the live reader has not read yet, as a heap: closing a
+        # block looks only at these, so a stream of many blocks is read in linear time.
+        self._unread: list[int] = []
 
     def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
         """Take one event; return the citations of a text block it closed."""
@@ -534,6 +537,8 @@ class _AnthropicStream(StreamReader):
             return
         if index in self._blocks:
             self.diagnostics.append(f"content_block_start {index}: repeats an earlier block")
+        else:
+            heapq.heappush(self._unread, index)
         citations = block.get("citations")
         self._blocks[index] = _BlockState(
             data=dict(block), citations=list(citations) if isinstance(citations, list) else None
@@ -592,12 +597,8 @@ class _AnthropicStream(StreamReader):
         state.stopped = True
         announced = []
         # Blocks close in index order; read every closed block not read yet, lowest first.
-        for n in sorted(self._blocks):
-            if n in self._done:
-                continue
-            if not self._blocks[n].stopped:
-                break
-            self._done.add(n)
+        while self._unread and self._blocks[self._unread[0]].stopped:
+            n = heapq.heappop(self._unread)
             block, _ = self._blocks[n].value()
             for citation in self._live_reader.block(block, f"message.content[{n}]"):
                 sources = [

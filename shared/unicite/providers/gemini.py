@@ -651,21 +651,63 @@ def _is_text_part(part: Any) -> bool:
     )
 
 
+class _StreamedText:
+    """A text part being streamed: its fields, and its text pieces joined only when read.
+
+    Adding each piece to the text so far would copy the whole text once per chunk.
+    """
+
+    __slots__ = ("fields", "pieces")
+
+    def __init__(self, part: Mapping[str, Any]) -> None:
+        self.fields = dict(part)
+        self.pieces = [part["text"]]
+
+    def add(self, part: Mapping[str, Any]) -> None:
+        self.fields.update(part)
+        self.pieces.append(part["text"])
+
+    def thought(self) -> bool:
+        return bool(self.fields.get("thought"))
+
+    def value(self) -> dict[str, Any]:
+        if len(self.pieces) > 1:
+            self.pieces = ["".join(self.pieces)]
+        return {**self.fields, "text": self.pieces[0]}
+
+
 def _merge_parts(old: list[Any], new: list[Any]) -> list[Any]:
     """Join streamed text pieces into parts; other parts (calls, code) stay parts of their own."""
     parts = list(old)
     for part in new:
         last = parts[-1] if parts else None
+        streamed = None
+        if isinstance(last, _StreamedText):
+            streamed = last
+        elif isinstance(last, Mapping) and _is_text_part(last):
+            streamed = _StreamedText(last)
         if (
-            isinstance(last, Mapping)
+            streamed is not None
             and _is_text_part(part)
-            and _is_text_part(last)
-            and bool(part.get("thought")) == bool(last.get("thought"))
+            and streamed.thought() == bool(part.get("thought"))
         ):
-            parts[-1] = {**last, **part, "text": last["text"] + part["text"]}
+            parts[-1] = streamed
+            streamed.add(part)
         else:
             parts.append(part)
     return parts
+
+
+def _joined(candidate: dict[str, Any]) -> dict[str, Any]:
+    """The merged candidate with its streamed text parts as plain parts."""
+    content = candidate.get("content")
+    if not isinstance(content, Mapping):
+        return candidate
+    parts = content.get("parts")
+    if not isinstance(parts, list) or not any(isinstance(p, _StreamedText) for p in parts):
+        return candidate
+    plain = [p.value() if isinstance(p, _StreamedText) else p for p in parts]
+    return {**candidate, "content": {**content, "parts": plain}}
 
 
 def _merge_candidate(merged: dict[str, Any], chunk: Mapping[str, Any]) -> None:
@@ -712,7 +754,9 @@ class GeminiStream(StreamReader):
         """The final response the chunks so far add up to."""
         response = dict(self._top)
         if self._candidates:
-            response["candidates"] = [self._candidates[n] for n in sorted(self._candidates)]
+            response["candidates"] = [
+                _joined(self._candidates[n]) for n in sorted(self._candidates)
+            ]
         return response
 
     def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
@@ -761,7 +805,10 @@ class GeminiStream(StreamReader):
         seen: Counter[str] = Counter()
         events = []
         for citation in answer.citations:
-            key = citation.model_dump_json()
+            try:
+                key = citation.model_dump_json()
+            except ValueError:  # lone surrogates: not UTF-8, but still a usable key
+                key = repr(citation.model_dump())
             seen[key] += 1
             if seen[key] > self._announced[key]:
                 self._announced[key] += 1
