@@ -95,10 +95,15 @@ def print_table(results: dict[str, Any]) -> None:
 def markdown(results: dict[str, Any]) -> str:
     """The results as the README's Markdown table."""
     m = results["machine"]
+    met = sum(f["met"] is True for f in results["figures"])
+    missed = sum(f["met"] is False for f in results["figures"])
     lines = [
         f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, {m['memory']}), Python "
         f"{m['python']}, {m['platform']}; load average {m['load_average_at_start']} at the start."
         " Every baseline ran in the same process, right next to its figure.",
+        "",
+        f"{met} targets met, {missed} not met, {len(results['figures']) - met - missed} figures"
+        " reported without a target.",
         "",
         "| benchmark | figure | value | baseline | ratio | target | |",
         "| --- | --- | ---: | --- | ---: | --- | --- |",
