@@ -241,6 +241,42 @@ def gemini_response(n: int) -> dict[str, Any]:
     return {"candidates": [final]}
 
 
+def cohere_events(n: int) -> list[dict[str, Any]]:
+    """A Cohere v2 chat stream: n sentences in small deltas, each cited once it has arrived."""
+    rng = random.Random(n)
+    events: list[dict[str, Any]] = [
+        {"type": "message-start", "id": "m", "delta": {"message": {"role": "assistant"}}},
+        {
+            "type": "content-start",
+            "index": 0,
+            "delta": {"message": {"content": {"type": "text", "text": ""}}},
+        },
+    ]
+    length = 0
+    for k in range(n):
+        sentence = _sentence(rng) + ". "
+        for j in range(0, len(sentence), 9):
+            piece = {"text": sentence[j : j + 9]}
+            events.append(
+                {"type": "content-delta", "index": 0, "delta": {"message": {"content": piece}}}
+            )
+        document = {"id": f"doc:{k % 20}", "text": f"Document {k % 20}", "url": _url(k % 20)}
+        citation = {
+            "start": length,
+            "end": length + len(sentence) - 2,
+            "text": sentence[:-2],
+            "sources": [{"type": "document", "id": document["id"], "document": document}],
+        }
+        events.append(
+            {"type": "citation-start", "index": k, "delta": {"message": {"citations": citation}}}
+        )
+        events.append({"type": "citation-end", "index": k})
+        length += len(sentence)
+    events.append({"type": "content-end", "index": 0})
+    events.append({"type": "message-end", "delta": {"finish_reason": "COMPLETE"}})
+    return events
+
+
 def ledger_input(n: int) -> list[Source]:
     """n search results, a third of them the same pages written differently."""
     out = []
@@ -322,6 +358,7 @@ CASES: dict[str, tuple[int, Callable[[int], Any], Callable[[Any], object]]] = {
     "stream OpenAI Responses": (32, openai_events, collect_stream),
     "stream Anthropic": (120, anthropic_events, collect_stream),
     "stream Gemini": (60, gemini_chunks, collect_stream),
+    "stream Cohere": (60, cohere_events, collect_stream),
     "unicite stats": (30, log_lines, _stats),
 }
 

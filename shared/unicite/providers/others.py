@@ -451,6 +451,10 @@ _COHERE_EVENTS = frozenset(
 )
 
 
+_CITATION_WEIGHT = 64
+"""Characters a citation counts for in the size of a streamed Cohere response."""
+
+
 class _CohereStream(StreamReader):
     """Rebuilds the v2 chat response from ``chat_stream`` events."""
 
@@ -462,6 +466,13 @@ class _CohereStream(StreamReader):
         self._citations: list[Any] = []
         self._pending: list[int] = []
         self._ended = False
+        # Text pieces per (content index, key), joined only when the response is read.
+        self._pieces: dict[tuple[int, str], list[str]] = {}
+        self._length = 0  # characters of text received, across content parts
+        # Size of the response (text plus citations) at the last reading: announcing reads the
+        # whole response, so it reads again only once that has grown by an eighth, which keeps
+        # a long stream linear; the last citations wait at most for that growth or the end.
+        self._read_at = -1
 
     @staticmethod
     def _message(event: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -484,11 +495,13 @@ class _CohereStream(StreamReader):
             if not isinstance(content, Mapping):
                 self.diagnostics.append(f"{kind} {index}: no content object")
                 return []
-            part = self._content.setdefault(index, {"type": content.get("type") or "text"})
+            self._content.setdefault(index, {"type": content.get("type") or "text"})
             for key in ("text", "thinking"):
                 value = content.get(key)
                 if isinstance(value, str):
-                    part[key] = part.get(key, "") + value
+                    self._pieces.setdefault((index, key), []).append(value)
+                    if key == "text":
+                        self._length += len(value)
             if kind == "content-delta":
                 return self._announce(final=False)
         elif kind == "citation-start":
@@ -512,6 +525,10 @@ class _CohereStream(StreamReader):
 
     def response(self) -> dict[str, Any]:
         """The chat response the events so far add up to."""
+        for (index, key), pieces in self._pieces.items():
+            if len(pieces) > 1:
+                pieces[:] = ["".join(pieces)]
+            self._content[index][key] = pieces[0]
         content = [self._content[n] for n in sorted(self._content)]
         message = {"role": self._role, "content": content, "citations": list(self._citations)}
         return {**self._top, "message": message}
@@ -519,6 +536,19 @@ class _CohereStream(StreamReader):
     def _announce(self, *, final: bool) -> list[CitationEvent]:
         if not self._pending:
             return []
+        size = self._length + _CITATION_WEIGHT * len(self._citations)
+        if not final:
+            if 8 * (size - self._read_at) < self._read_at:
+                return []
+            arrived = any(
+                isinstance(item, Mapping)
+                and isinstance(item.get("end"), int)
+                and item["end"] <= self._length
+                for item in (self._citations[n] for n in self._pending)
+            )
+            if not arrived:
+                return []
+        self._read_at = size
         builder = AnswerBuilder(COHERE.name)
         made = _read_cohere(self.response(), builder)
         length = builder.length
