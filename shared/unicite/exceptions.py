@@ -13,7 +13,31 @@ Extraction, parsing and rendering never raise on odd provider data: they record 
 
 from __future__ import annotations
 
-__all__ = ["CitationError", "GroundingRequiredError", "UniciteError", "UsageError"]
+__all__ = [
+    "CitationError",
+    "GroundingRequiredError",
+    "UniciteError",
+    "UsageError",
+    "describe_error",
+]
+
+_MAX_ERROR_TEXT = 300
+"""Longest error message a diagnostic quotes (provider error bodies can be long)."""
+
+
+def describe_error(error: BaseException) -> str:
+    """``Type: message`` of an exception on one line, for a diagnostic.
+
+    The message is cut at 300 characters, and an exception whose ``str()`` itself raises is
+    still described (by its type), so reporting a failure never fails.
+    """
+    try:
+        text = " ".join(str(error).split())
+    except Exception:
+        text = "(its message could not be read)"
+    if len(text) > _MAX_ERROR_TEXT:
+        text = text[: _MAX_ERROR_TEXT - 1] + "…"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 class UniciteError(Exception):

@@ -25,6 +25,7 @@ from pydantic_core import to_jsonable_python
 
 from unicite import CitedAnswer, GroundingRequiredError, UsageError, resolve_enabled
 from unicite.attribution import attribute as attribute_answer
+from unicite.exceptions import describe_error
 from unicite.markers import parse_markers, renumber
 from unicite.model import CitationOrigin, Source
 from unicite.sources import ExtractorRegistry, SourceLedger, default_registry, from_tool_output
@@ -50,8 +51,6 @@ Attribute = Literal["lexical", "llm"] | Callable[[str], Any] | Runnable[Any, Any
 LangChain runnable) that post-hoc LLM attribution asks."""
 
 _DEFAULT_KEEP = 100
-_MAX_ERROR_TEXT = 300
-"""Longest error message a diagnostic quotes (provider error bodies can be long)."""
 _FINISH_KEYS = {
     "openai": ("finish_reason", "status"),
     "anthropic": ("stop_reason",),
@@ -434,7 +433,7 @@ class CitationCallbackHandler(BaseCallbackHandler):
             return root, True
 
     def _note(self, root: _Root | None, where: str, err: Exception) -> None:
-        message = f"unicite-langchain: internal error in {where}: {_describe(err)}"
+        message = f"unicite-langchain: internal error in {where}: {describe_error(err)}"
         if root is not None:
             with self._lock:
                 root.diagnostics.append(message)
@@ -617,11 +616,11 @@ class CitationCallbackHandler(BaseCallbackHandler):
                     root.message = message
                     root.request = request
                     note = (
-                        f"the model run failed mid-stream ({_describe(error)}); "
+                        f"the model run failed mid-stream ({describe_error(error)}); "
                         "its partial answer is kept"
                     )
                 else:
-                    note = f"a model run failed: {_describe(error)}"
+                    note = f"a model run failed: {describe_error(error)}"
                 with self._lock:
                     root.diagnostics.append(note)
         except Exception as err:
@@ -729,7 +728,7 @@ class CitationCallbackHandler(BaseCallbackHandler):
             with self._lock:
                 tool = root.tools.get(run_id)
                 name = tool.name if tool is not None else what
-                root.diagnostics.append(f"{name} failed: {_describe(error)}")
+                root.diagnostics.append(f"{name} failed: {describe_error(error)}")
         self._finish_if_root(run_id, error)
 
     # --- the end of a run -------------------------------------------------------------------
@@ -905,17 +904,6 @@ def _attribution(
     )
 
 
-def _describe(error: BaseException) -> str:
-    """``Type: message`` of an error for a diagnostic, even when its ``str()`` raises."""
-    try:
-        text = " ".join(str(error).split())
-    except Exception:
-        text = "(its message could not be read)"
-    if len(text) > _MAX_ERROR_TEXT:
-        text = text[: _MAX_ERROR_TEXT - 1] + "…"
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
 def read_documents(
     name: str,
     documents: list[Any],
@@ -956,7 +944,7 @@ def read_documents(
             name, readable, arguments=arguments, diagnostics=read, registry=registry
         )
     except Exception as err:
-        notes.append(f"{name}: its documents could not be read ({_describe(err)})")
+        notes.append(f"{name}: its documents could not be read ({describe_error(err)})")
         return []
     notes.extend(read)
     if len(found) < len(documents):

@@ -16,7 +16,6 @@ __all__ = [
     "Table",
     "check_options",
     "cite",
-    "describe_error",
     "origin_of",
     "parse_table",
     "table_sources",
@@ -217,16 +216,6 @@ def cite(
     if notes:
         answer = answer.model_copy(update={"diagnostics": [*notes, *answer.diagnostics]})
     return answer
-
-
-def describe_error(error: BaseException) -> str:
-    """``Type: message`` of an exception, for a diagnostic (even when its ``str()`` raises)."""
-    try:
-        message = str(error)
-    except Exception:
-        message = ""
-    name = type(error).__name__
-    return f"{name}: {message}" if message else name
 
 
 def origin_of(answer: CitedAnswer) -> str | None:

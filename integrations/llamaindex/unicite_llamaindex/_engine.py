@@ -33,13 +33,13 @@ from llama_index.core.settings import Settings
 
 from unicite import CitedAnswer, GroundingRequiredError, UsageError, resolve_enabled
 from unicite.attribution import AttributionMethod
+from unicite.exceptions import describe_error
 from unicite.sources import SourceLedger
 from unicite_llamaindex._answer import (
     CiteOptions,
     OnInvalidMarker,
     check_options,
     cite,
-    describe_error,
     origin_of,
 )
 from unicite_llamaindex._capture import QueryCapture, install

@@ -45,6 +45,7 @@ from llama_index.core.schema import NodeWithScore
 
 from unicite import CitedAnswer, UsageError, resolve_enabled
 from unicite.attribution import AttributionMethod
+from unicite.exceptions import describe_error
 from unicite.sources import SourceLedger
 from unicite_llamaindex._answer import (
     CiteOptions,
@@ -52,7 +53,6 @@ from unicite_llamaindex._answer import (
     Table,
     check_options,
     cite,
-    describe_error,
     origin_of,
 )
 from unicite_llamaindex._capture import active_capture, same_text
