@@ -35,19 +35,15 @@ VERDICT = {True: "met", False: "NOT MET", None: ""}
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     cpu = platform.processor() or platform.machine()
-    try:
+    with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    except OSError:
-        pass
     memory = None
-    try:
+    with contextlib.suppress(ValueError, OSError, AttributeError):
         pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         memory = f"{pages / 2**30:.0f} GiB"
-    except (ValueError, OSError, AttributeError):
-        pass
     load = None
     with contextlib.suppress(OSError, AttributeError):
         load = round(os.getloadavg()[0], 2)
