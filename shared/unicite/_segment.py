@@ -13,11 +13,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from unicite._marker_syntax import (
+    MARKER_RE,
+    MARKER_SHAPE_RE,
+    code_spans,
+    marker_spans,
+)
+
 __all__ = [
     "CITATION_MARKER_RE",
+    "DELIM_ROW_RE",
+    "FENCE_RE",
+    "LIST_RE",
     "MARKER_RE",
+    "SETEXT_RE",
+    "TERM_RE",
     "Segment",
     "SegmentKind",
+    "cached_segments",
     "claim_span",
     "claim_spans",
     "clauses",
@@ -69,149 +82,10 @@ _SPACELESS = (
 )
 _SPACELESS_RE = re.compile("[" + _SPACELESS + "]")
 
-_IDENT_GUARD = "(?<![/=&#%+~@\\[\\\\])"
-_NUMS = r"\d{1,4}(?:[ \t]*[,\u2013\-][ \t]*\d{1,4}){0,40}"
-_URL_PARENS = r"\((?:[^()\s]|\([^()\s]{0,300}\)){1,2048}\)"
-_LINK = r"\[[^\[\]\n]{1,200}\]" + _URL_PARENS
-_NUMERIC_SHAPES = (
-    r"\[\[" + _NUMS + r"\]\](?:" + _URL_PARENS + ")?"
-    r"|\[" + _NUMS + r"\](?!\()(?!:[ \t]*(?:[A-Za-z][A-Za-z0-9+.\-]{0,20}://|www\.|<))"
-)
-_SUP_GUARD = r"(?<![0-9])(?<!(?<![A-Za-z])[A-Za-z])(?<!(?<![A-Za-z])[A-Za-z]{2})"
-_SUP = r"<(?i:sup)\b[^<>\n]{0,200}>(?:[^<\n]|<(?!/(?i:sup)>)){1,200}</(?i:sup)>"
-# A <sup> that says it is a citation is one wherever it stands, even after a digit.
-_CITE_SUP = (
-    r"<(?i:sup)\b[^<>\n]{0,200}?(?:data-sids|class=[\"']?cite)[^<>\n]{0,200}>"
-    r"(?:[^<\n]|<(?!/(?i:sup)>)){1,200}</(?i:sup)>"
-)
-_OTHER_SHAPES = (
-    r"\[\[[A-Za-z_][\w\-]{0,15}:[ \t]*" + _NUMS + r"\]\](?:" + _URL_PARENS + ")?",
-    r"\[\^[^\[\]\s]{1,40}\](?!:)",
-    r"\[\d{1,4}(?::\d{1,4})?\u2020[^\[\]\n]{0,80}\]",
-    r"\u3010(?:[^\u3010\u3011\n\u2020]{1,80}\u2020[^\u3010\u3011\n]{0,80}"
-    r"|\d{1,6}(?::\d{1,6}){0,3})\u3011",
-    r"\(" + _LINK + r"(?:[ \t]*[,;][ \t]*" + _LINK + r"){0,9}\)",
-)
-
-MARKER_RE = re.compile(
-    "|".join(
-        (
-            f"{_IDENT_GUARD}(?:{_NUMERIC_SHAPES})",
-            _CITE_SUP,
-            f"{_SUP_GUARD}{_SUP}",
-            *_OTHER_SHAPES,
-        )
-    )
-)
-"""Citation markers: ``[1]``, ``[1, 2]``, ``[2-4]``, ``[^1]``, ``[[S:1,3]]``, ``【4:0†source】``,
-``<sup>…</sup>`` and parenthesised inline links ``([site](url))``.
-
-Numeric brackets followed by ``(`` (link text) or used as a reference definition
-(``[1]: https://…``) do not match; :func:`find_markers` also drops matches inside code and
-URLs, indexing of code-like identifiers (``a[1]``, ``row_2[3]``, ``obj.items[1]``) and
-bracket markers glued to a ``]`` that does not end a marker (``a[1][2]``, ``[text][1]``).
-Models often glue markers to words (``France[1]``): those are markers.
-"""
 CITATION_MARKER_RE = MARKER_RE
+"""The citation marker pattern, `unicite._marker_syntax.MARKER_RE`, under its older name."""
 
-_MARKER_SHAPE_RE = re.compile("|".join((_NUMERIC_SHAPES, _CITE_SUP, _SUP, *_OTHER_SHAPES)))
-_BACKTICKS_RE = re.compile(r"`+")
-_URL_SCAN = 300
-
-
-def _code_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
-    """Inline code spans in ``text[lo:hi]``: a backtick run closed by the next equal run."""
-    runs = [m.span() for m in _BACKTICKS_RE.finditer(text, lo, hi)]
-    if len(runs) < 2:
-        return []
-    nxt = [-1] * len(runs)
-    last: dict[int, int] = {}
-    for idx in range(len(runs) - 1, -1, -1):
-        width = runs[idx][1] - runs[idx][0]
-        nxt[idx] = last.get(width, -1)
-        last[width] = idx
-    spans: list[tuple[int, int]] = []
-    idx = 0
-    while idx < len(runs):
-        pair = nxt[idx]
-        if pair < 0:
-            idx += 1
-        else:
-            spans.append((runs[idx][0], runs[pair][1]))
-            idx = pair + 1
-    return spans
-
-
-def _in_url(text: str, pos: int) -> bool:
-    lo = max(0, pos - _URL_SCAN)
-    k = pos
-    if pos > 0 and text[pos - 1] in ")]\"'\u201d\u2019":
-        return False
-    while k > lo and not text[k - 1].isspace() and text[k - 1] not in "<>\"'":
-        k -= 1
-    token = text[k:pos]
-    return "://" in token or token[:4].lower() == "www."
-
-
-_WORD_BEFORE_RE = re.compile(r"\w{1,64}$")
-
-
-def _indexes_identifier(text: str, start: int, lo: int) -> bool:
-    """Whether a ``[n]`` at `start`, glued to a word, reads as indexing code rather than a citation.
-
-    Prose words take markers (``France[1]``, ``Köln[2]``); code-like identifiers take indexes:
-    one Latin letter (``a[1]``), snake_case or digits (``row_2[1]``), camelCase (``myList[1]``),
-    an attribute after a dot (``obj.items[1]``), or any word indexed from 0 (``arr[0]``).
-    """
-    if text[start] != "[" or text.startswith(("[^", "[["), start):
-        return False
-    if text.startswith("[0", start):
-        return True  # citations count from 1; a glued [0] is an index
-    m = _WORD_BEFORE_RE.search(text, max(lo, start - 64), start)
-    if m is None:
-        return False
-    word = m.group()
-    if not word.isascii():
-        return False
-    if word.isdigit():
-        return False  # a number, typically a year: "founded in 1932[1]"
-    if len(word) == 1 or "_" in word or any(ch.isdigit() for ch in word):
-        return True
-    if any(ch.isupper() for ch in word[1:]) and not word.isupper():
-        return True
-    k = m.start()
-    return k - 1 > lo and text[k - 1] == "." and (text[k - 2].isalnum() or text[k - 2] in "_)]")
-
-
-def _marker_spans(
-    text: str, lo: int, hi: int, codes: list[tuple[int, int]] | None = None
-) -> list[tuple[int, int]]:
-    if codes is None:
-        codes = _code_spans(text, lo, hi)
-    out: list[tuple[int, int]] = []
-    ci = 0
-    for m in MARKER_RE.finditer(text, lo, hi):
-        a = m.start()
-        while ci < len(codes) and codes[ci][1] <= a:
-            ci += 1
-        if ci < len(codes) and codes[ci][0] <= a:
-            continue
-        if _in_url(text, a):
-            continue
-        if (
-            a > lo
-            and (text[a - 1].isalnum() or text[a - 1] == "_")
-            and _indexes_identifier(text, a, lo)
-        ):
-            continue
-        # After "]" only a marker continues a marker run: not a[1][2] nor [text][1].
-        if a > lo and text[a - 1] == "]" and text[a] == "[" and (not out or out[-1][1] != a):
-            continue
-        out.append((a, m.end()))
-    return out
-
-
-_TERM_RE = re.compile("[.!?\u2026\u203c\u2047\u2048\u2049\u3002\uff61\uff01\uff1f]+")
+TERM_RE = re.compile("[.!?\u2026\u203c\u2047\u2048\u2049\u3002\uff61\uff01\uff1f]+")
 _CJK_TERMS = frozenset("\u3002\uff61\uff01\uff1f")
 _CLOSERS = frozenset("\"'\u201d\u2019\u00bb\u203a)]*_\u300d\u300f\uff09\u3011\u3015\u3009\u300b")
 _OPENERS = frozenset(
@@ -283,13 +157,13 @@ def _trim(text: str, a: int, b: int) -> tuple[int, int]:
 
 _EOL_RE = re.compile(r"\r\n|\r|\n")
 _NONWS_RE = re.compile(r"\S")
-_FENCE_RE = re.compile(r"`{3,}|~{3,}")
+FENCE_RE = re.compile(r"`{3,}|~{3,}")
 _RUN_RE = {"`": re.compile(r"`+"), "~": re.compile(r"~+")}
-_SETEXT_RE = re.compile(r"(?:=+|-+)\s*$")
+SETEXT_RE = re.compile(r"(?:=+|-+)\s*$")
 _THEMATIC_RE = re.compile(r"([-*_])(?:[ \t]*\1){2,}\s*$")
 _ATX_RE = re.compile(r"#{1,6}(?:\s|$)")
-_LIST_RE = re.compile(r"([-*+]|\d{1,9}[.)])(?:[ \t]|$)")
-_DELIM_ROW_RE = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?\s*$")
+LIST_RE = re.compile(r"([-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+DELIM_ROW_RE = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?\s*$")
 _BOLD_LINE_RE = re.compile(r"(\*\*|__)(?=\S)(.{1,120}?)(?<=\S)\1[ \t]*:?\s*$")
 _QUOTE_PREFIX_CHARS = frozenset(" \t>")
 _QUOTE_ONLY_RE = re.compile(r"[\s>]+")
@@ -368,7 +242,7 @@ class _Parser:
                 i = last + 1
                 continue
             if ch in "`~":
-                m = _FENCE_RE.match(text, f, e)
+                m = FENCE_RE.match(text, f, e)
                 if m is not None and (ch == "~" or text.find("`", m.end(), e) < 0):
                     self._close()
                     i = self._fence(i, m.end() - m.start(), ch)
@@ -382,7 +256,7 @@ class _Parser:
                     self.cur == "para"
                     and self.cur_first == i - 1
                     and ch in "=-"
-                    and _SETEXT_RE.match(text, f, e)
+                    and SETEXT_RE.match(text, f, e)
                 ):
                     self._emit(fs[self.cur_first], e, "heading")
                     self.cur = None
@@ -420,7 +294,7 @@ class _Parser:
                 in_table = False
                 i += 1
                 continue
-            m = _LIST_RE.match(text, f, e)
+            m = LIST_RE.match(text, f, e)
             if m is not None:
                 self._close()
                 scan = m.end(1)
@@ -475,7 +349,7 @@ class _Parser:
         if i + 1 >= len(le) or fs[i + 1] < 0 or text.find("|", fs[i], le[i]) < 0:
             return False
         nf, ne = fs[i + 1], le[i + 1]
-        return text.find("|", nf, ne) >= 0 and _DELIM_ROW_RE.match(text, nf, ne) is not None
+        return text.find("|", nf, ne) >= 0 and DELIM_ROW_RE.match(text, nf, ne) is not None
 
     def _bold_line(self, f: int, e: int) -> bool:
         m = _BOLD_LINE_RE.match(self.text, f, e)
@@ -534,7 +408,7 @@ class _Parser:
                     continue
                 if (
                     pending
-                    or _LIST_RE.match(text, c, e)
+                    or LIST_RE.match(text, c, e)
                     or _ATX_RE.match(text, c, e)
                     or text[c] == "|"
                 ):
@@ -558,14 +432,14 @@ class _Parser:
     def _split(self, bs: int, be: int, scan: int, quote: bool, first: int, last: int) -> list[int]:
         """Sentence boundaries inside ``text[bs:be]`` (positions, increasing)."""
         text = self.text
-        codes = _code_spans(text, scan, be)
-        marks = _marker_spans(text, scan, be, codes)
+        codes = code_spans(text, scan, be)
+        marks = marker_spans(text, scan, be, codes)
         mstarts = [a for a, _ in marks]
         points: list[int] = []
         pos = scan
         ci = mi = 0
         while True:
-            m = _TERM_RE.search(text, pos, be)
+            m = TERM_RE.search(text, pos, be)
             if m is None:
                 break
             i, j = m.span()
@@ -683,7 +557,7 @@ def find_markers(text: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for seg in segment(text):
         if seg.kind != "code":
-            out.extend(_marker_spans(text, seg.start, seg.end))
+            out.extend(marker_spans(text, seg.start, seg.end))
     return out
 
 
@@ -723,8 +597,8 @@ def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     def count(a: int, b: int) -> int:
         return bisect.bisect_left(words, b) - bisect.bisect_left(words, a)
 
-    codes = _code_spans(text, s, e)
-    skip = sorted(codes + _marker_spans(text, s, e, codes))
+    codes = code_spans(text, s, e)
+    skip = sorted(codes + marker_spans(text, s, e, codes))
     si = 0
     depth = 0
     cuts: list[int] = []
@@ -789,9 +663,18 @@ _PIPE_RE = re.compile(r"\|")
 
 
 @functools.lru_cache(maxsize=4)
-def _cached_segments(text: str) -> tuple[tuple[Segment, ...], tuple[int, ...]]:
+def cached_segments(text: str) -> tuple[tuple[Segment, ...], tuple[int, ...]]:
+    """`segment` of a text as a tuple with the segments' starts, cached for the last few texts.
+
+    Parsing, claim finding and streaming ask for the same text's segments in turn.
+    """
     segs = tuple(_Parser(text).run())
     return segs, tuple(seg.start for seg in segs)
+
+
+# Older private names, still imported by modules outside the marker machinery.
+_cached_segments = cached_segments
+_marker_spans = marker_spans
 
 
 class _Index:
@@ -801,7 +684,7 @@ class _Index:
 
     def __init__(self, text: str, memo: bool) -> None:
         self.text = text
-        self.segs, self.starts = _cached_segments(text)
+        self.segs, self.starts = cached_segments(text)
         self._marks: dict[int, tuple[list[int], list[int]]] = {}
         self._pipes: dict[int, list[int]] = {}
         # Walk results keyed by position; only shared across the markers of one batch.
@@ -818,7 +701,7 @@ class _Index:
         got = self._marks.get(k)
         if got is None:
             seg = self.segs[k]
-            spans = [] if seg.kind == "code" else _marker_spans(self.text, seg.start, seg.end)
+            spans = [] if seg.kind == "code" else marker_spans(self.text, seg.start, seg.end)
             got = ([a for a, _ in spans], [b for _, b in spans])
             self._marks[k] = got
         return got
@@ -1050,7 +933,7 @@ def _bounds(text: str, marker_start: int, marker_end: int | None) -> tuple[int, 
     n = len(text)
     ms = min(max(marker_start, 0), n)
     if marker_end is None:
-        m = _MARKER_SHAPE_RE.match(text, ms)
+        m = MARKER_SHAPE_RE.match(text, ms)
         return ms, ms if m is None else m.end()
     return ms, min(max(marker_end, ms), n)
 

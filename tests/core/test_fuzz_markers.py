@@ -132,11 +132,28 @@ def test_inject_and_renumber_any_valid_answer(answer: CitedAnswer, style: str) -
 
 
 @fuzz_settings()
-@given(noisy_text, st.data(), st.sampled_from([{}, {"on_invalid": "keep"}, {"base": 0}]))
+@given(
+    noisy_text,
+    st.data(),
+    st.sampled_from(
+        [
+            {},
+            {"on_invalid": "keep"},
+            {"base": 0},
+            {"keep_unused": True},
+            {"renumber": False},
+            {"renumber": False, "on_invalid": "keep"},
+            {"renumber": False, "base": 0},
+        ]
+    ),
+)
 def test_marker_stream_emits_what_parse_returns(
     text: str, data: st.DataObject, options: dict[str, Any]
 ) -> None:
-    whole = parse_markers(text, SOURCES, **options)
+    parse_options = {k: v for k, v in options.items() if k not in ("renumber", "keep_unused")}
+    whole = parse_markers(text, SOURCES, **parse_options)
+    if options.get("renumber", True):
+        whole = renumber(whole, keep_unused=options.get("keep_unused", False))
     cuts = sorted(data.draw(st.sets(st.integers(0, len(text)), max_size=10)))
     bounds = [0, *cuts, len(text)]
     stream = MarkerStream(SOURCES, **options)
@@ -166,6 +183,9 @@ def test_wrong_argument_types_are_usage_errors() -> None:
     for options in ({"style": "nope"}, {"on_invalid": "x"}, {"base": 2}, {"base": True}):
         with pytest.raises(UsageError):
             parse_markers("a [1]", SOURCES, **options)
+        with pytest.raises(UsageError):
+            MarkerStream(SOURCES, **options)
+    for options in ({"renumber": None}, {"keep_unused": "no"}):
         with pytest.raises(UsageError):
             MarkerStream(SOURCES, **options)
     for answer in (None, "text", {"text": "x"}):

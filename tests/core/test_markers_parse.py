@@ -158,6 +158,8 @@ def test_a_year_in_range_is_a_marker() -> None:
         ("Claim [7].", "Claim.", "source 7 out of range (4 sources given)"),
         ("Claim [3-9] here.", None, "sources 5-9 out of range"),
         ("Claim [4-2].", "Claim.", "reversed range 4-2"),
+        ("Claim [1-200].", "Claim.", "range 1-200 names more than 100 sources"),
+        ("Claim.[^\u00b2]", None, "footnote [^\u00b2] has no definition naming a source"),
         ("Claim [1, 1].", None, "cites 1 twice"),
         ("Claim [[S:9]] here.", "Claim here.", "source 9 out of range"),
         ('Claim<sup class="cite" data-sids="">[]</sup>.', "Claim.", "empty data-sids"),

@@ -26,6 +26,30 @@ def test_first_cited_order_and_markers_rewritten() -> None:
         assert result.text[c.start : c.end] == c.text
 
 
+@pytest.mark.parametrize(
+    ("text", "expected", "order"),
+    [
+        # Within a marker, the order it writes: 3 is cited first.
+        ("A [3, 1]. B [1].", "A [1, 2]. B [2].", "ca"),
+        # A range stays one while the new numbers run on, and is listed once they do not.
+        ("A [3]. B [2-4].", "A [1]. B [1-3].", "cbd"),
+        ("A [3]. B [5]. C [2-4].", "A [1]. B [2]. C [1,3,4].", "cebd"),
+        # Adjacent markers make one citation, rewritten as one.
+        ("A [3] [1]. B [2].", "A [1][2]. B [3].", "cab"),
+        # A footnote counts where it stands, not where its definition is.
+        ("X.[^d] Y [2].\n\n[^d]: https://d.example/", "X.[^1] Y [2].", "db"),
+        # Code, and markers that name nothing, take no number.
+        ("See `[3]` and [2]. Bad [9] [4].", "See `[3]` and [1]. Bad [2].", "bd"),
+    ],
+)
+def test_numbers_follow_the_reading_order_of_the_markers(
+    text: str, expected: str, order: str
+) -> None:
+    result = renumber(parse_markers(text, SOURCES))
+    assert result.text == expected
+    assert "".join(s.id for s in result.sources) == order
+
+
 def test_keep_unused_and_declared_sources() -> None:
     answer = parse_markers("Claim [3].\n[[USAGE:3,6]]", SOURCES)
     assert [s.id for s in renumber(answer).sources] == ["c", "f"]

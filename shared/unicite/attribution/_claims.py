@@ -10,7 +10,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from unicite._segment import Segment, _marker_spans, clauses, find_markers, segment
+from unicite._marker_syntax import marker_spans
+from unicite._segment import Segment, clauses, find_markers, segment
 
 __all__ = ["Claim", "ClaimSplit", "claim_text", "split_claims"]
 
@@ -144,7 +145,7 @@ def split_claims(text: str, *, clause_min_words: int = CLAUSE_MIN_WORDS) -> Clai
         span
         for seg in segments
         if seg.kind != "code"
-        for span in _marker_spans(text, seg.start, seg.end)
+        for span in marker_spans(text, seg.start, seg.end)
     ]
     skip_rows = _number_only_tables(segments, text)
     out = ClaimSplit(claims=[], markers=len(markers))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import bisect
 from typing import Any, Literal
 
+from unicite._marks import Mark, MarkerStyle, check_marker_style, format_marker, plan_marks
 from unicite.exceptions import UsageError
 from unicite.model import Citation, CitedAnswer
-from unicite.render._plan import Mark, MarkerStyle, check_marker_style, format_marker, plan_marks
 
 __all__ = ["MarkerStyle", "inject_markers"]
 

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from unicite._segment import _cached_segments, _marker_spans, claim_spans
+from unicite._marker_syntax import DEFINITION_RE, footnote_number, marker_spans
+from unicite._segment import cached_segments, claim_spans
 from unicite.exceptions import CitationError, UsageError
 from unicite.markers._edit import Edit, EditedText, merge
 from unicite.markers._tokens import (
@@ -60,7 +61,6 @@ _GENERIC_LABELS = frozenset(("", "source", "sources"))
 _CLOSING = frozenset(
     ".,;:!?)]}\"'\u2026\u3002\uff0c\uff1b\uff1a\uff01\uff1f\u3001\uff09\u300d\u300f"
 )
-DEFINITION_RE = re.compile(r"(?m)^[ ]{0,3}\[\^([^\[\]\s]{1,40})\]:([^\r\n]*)")
 _NUMBER_ONLY_RE = re.compile(r"\s*\[?(\d{1,4})\]?\.?\s*")
 _NAME_TRIM = " \t\"'*_`\u201c\u201d\u2018\u2019<>."
 
@@ -169,8 +169,9 @@ class Context:
                 return [sid], problems
             if problem is not None:
                 return [], [*problems, problem]
-            if label.isdigit():
-                return table.resolve_ranges([(int(label), int(label))], problems), problems
+            number = footnote_number(label)
+            if number is not None:
+                return table.resolve_ranges([(number, number)], problems), problems
             if label not in (footnotes or {}):
                 problems.append(f"footnote [^{label}] has no definition naming a source")
             return [], problems
@@ -218,12 +219,12 @@ def _kinds(style: object) -> frozenset[MarkerKind]:
 
 def scan(text: str, context: Context) -> Scan:
     """Markers and footnote definitions of `text`, outside code blocks, inline code and URLs."""
-    segments, starts = _cached_segments(text)
+    segments, starts = cached_segments(text)
     tokens: list[Token] = []
     for seg in segments:
         if seg.kind == "code":
             continue
-        for start, end in _marker_spans(text, seg.start, seg.end):
+        for start, end in marker_spans(text, seg.start, seg.end):
             token = read_token(text, start, end)
             if token is not None and context.accepts(token):
                 tokens.append(token)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from unicite.exceptions import UsageError
 from unicite.model import Source
-from unicite.sources._ledger import SourceLedger
+from unicite.sources import SourceLedger, build_digest
 
 __all__ = ["InstructionFormat", "InstructionStyle", "citation_instructions", "format_sources"]
 
@@ -197,8 +197,6 @@ def format_sources(
     Raises:
         UsageError: A bad argument.
     """
-    from unicite.sources._digest import build_digest  # the sources package is large
-
     if budget_tokens is None:
         budget = _UNLIMITED
     elif isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):

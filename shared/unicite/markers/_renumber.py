@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from unicite._segment import MARKER_RE
+from unicite._marker_syntax import MARKER_RE, Token, read_token
+from unicite._marks import format_marker
 from unicite.exceptions import UsageError
 from unicite.markers._edit import Edit, EditedText
-from unicite.markers._tokens import Token, read_token
 from unicite.model import Citation, CitedAnswer
-from unicite.render._plan import format_marker
 
 __all__ = ["renumber", "rewrite_marker"]
 
@@ -17,15 +16,24 @@ __all__ = ["renumber", "rewrite_marker"]
 def renumber(answer: CitedAnswer, *, keep_unused: bool = False) -> CitedAnswer:
     """Number the sources in the order the text first cites them, and rewrite the markers.
 
-    The first source cited becomes ``[1]``, the next new one ``[2]``, and so on, reading the
-    citations in text order (by marker when they have one); sources the model declared in
-    ``sources_used`` follow, then, with ``keep_unused=True``, the remaining sources in their
-    old order. Each citation lists its sources by their new number. Every marker in the text
-    (a citation's ``marker_span``) is rewritten in its own style with the new numbers,
-    ascending and 1-based, so ``[5] … [2]`` becomes ``[1] … [2]`` and ``【4:3†source】``
-    becomes ``【4:0†source】``; ``[^label]`` footnotes become ``[^n]``; inline links name
-    their source by URL and stay as they are. Offsets move with the text. Applying it twice
-    changes nothing more.
+    The first source cited becomes ``[1]``, the next new one ``[2]``, and so on, in reading
+    order: citations by where their marker starts (a citation without one by where it ends),
+    and within a citation its sources in the order the marker writes them, so ``[3, 1]``
+    makes source 3 number 1 and reads ``[1, 2]``. That is the order in which a reader meets
+    the markers, and it needs nothing after a marker to number it: `MarkerStream` numbers
+    markers this way while the text streams. A footnote reference counts where it stands,
+    not where its definition is. Sources the model declared in ``sources_used`` follow,
+    then, with ``keep_unused=True``, the remaining sources in their old order.
+
+    Each citation lists its sources by their new number. Every marker in the text (a
+    citation's ``marker_span``) is rewritten in its own style with the new numbers,
+    ascending and 1-based, so ``[5] … [2]`` becomes ``[1] … [2]``, adjacent markers that
+    make one citation are written as one (``[3] [1]`` becomes ``[1][2]``) and
+    ``【4:3†source】`` becomes ``【4:0†source】``; ``[^label]`` footnotes become ``[^n]``;
+    inline links name their source by URL and stay as they are. A range stays a range where
+    the new numbers still run on (``[2-4]`` after ``[3]`` becomes ``[1-3]``) and is listed
+    where they do not (after ``[3]`` and ``[5]`` it becomes ``[1,3,4]``). Offsets move with
+    the text. Applying it twice changes nothing more.
 
     Args:
         answer: The answer to renumber; it is not modified.

@@ -1,37 +1,57 @@
-"""`MarkerStream`: parse markers while the answer streams, never emitting half a marker.
+"""`MarkerStream`: parse markers while the answer streams; what is shown never changes.
 
-The stream emits exactly the text `parse_markers` will return, as early as that is certain.
-Only removals change the text (``[[USAGE:…]]`` tags, footnote definitions naming a source,
-invalid markers under ``on_invalid="drop"``), so the stream holds back text only around them:
-an opener (``[``, ``(``, ``<``, ``【``) that may still grow into a marker, a marker that would be
-removed until its context (code block, inline code, URL) is certain, a line that may be a
-footnote definition, and trailing whitespace. Whether a marker would be removed depends only
-on the marker and the sources, so ordinary text flows through with no re-parsing.
+The stream works in two stages. The first emits exactly the text `parse_markers` will return
+(the parsed text), as early as that is certain. Only removals change that text
+(``[[USAGE:…]]`` tags, footnote definitions naming a source, invalid markers under
+``on_invalid="drop"``), so it holds back text only around them: an opener (``[``, ``(``, ``<``,
+``【``) that may still grow into a marker, a marker that would be removed until its context
+(code block, inline code, URL) is certain, a line that may be a footnote definition, and
+trailing whitespace. Whether a marker would be removed depends only on the marker and the
+sources, so ordinary text flows through with no re-parsing. When renumbering, the first stage
+also checks each marker that cites a source the same way (in a long paragraph, from a nearby
+point where segmenting restarts with the same result) and says where it lands in the parsed
+text.
+
+The second stage writes those markers with the numbers `renumber` gives: sources numbered in
+the reading order of the markers that cite them, so a marker's numbers are final once every
+marker before it is known. It holds a run of adjacent markers (one citation, rewritten as
+one) until the text after it shows the run has ended, and a footnote reference until its
+definition arrives or the stream ends. Nothing after such a reference can be shown before
+then, so the first stage leaves the markers after it unchecked, and the second stage checks
+them when it reaches them, all from one segmenting.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 
-from unicite._segment import (
-    _BACKTICKS_RE,
-    _DELIM_ROW_RE,
-    _FENCE_RE,
-    _LINK,
-    _LIST_RE,
-    _SETEXT_RE,
-    _TERM_RE,
+from unicite._marker_syntax import (
+    BACKTICKS_RE,
+    DEFINITION_RE,
+    FOOTNOTE_LABEL,
+    MARKER_PREFIX_RE,
     MARKER_RE,
+    URL_PARENS_PREFIX,
+    URL_SCAN,
+    Token,
+    code_spans,
+    marker_spans,
+    read_token,
+)
+from unicite._segment import (
+    DELIM_ROW_RE,
+    FENCE_RE,
+    LIST_RE,
+    SETEXT_RE,
+    TERM_RE,
     Segment,
-    _cached_segments,
-    _code_spans,
-    _marker_spans,
+    cached_segments,
 )
 from unicite.exceptions import UsageError
 from unicite.markers._parse import (
-    DEFINITION_RE,
     Context,
     Definition,
     OnInvalid,
@@ -41,35 +61,20 @@ from unicite.markers._parse import (
     is_removable,
     plan_removals,
 )
-from unicite.markers._tokens import ParseStyle, Token, read_token
+from unicite.markers._renumber import renumber as renumber_answer
+from unicite.markers._renumber import rewrite_marker
+from unicite.markers._tokens import ParseStyle
 from unicite.model import CitedAnswer
 
 __all__ = ["MarkerStream"]
 
 _OPENER_RE = re.compile("[\\[(<\u3010]")
-_URL_PARTIAL = r"\((?:[^()\s]|\([^()\s]{0,300}\)){0,2048}(?:\([^()\s]{0,300})?"
-_LINK_PARTIAL = r"\[[^\[\]\n]{0,200}(?:\](?:" + _URL_PARTIAL + r")?)?"
-# Prefixes that may still become a marker once more text arrives (supersets: holding a little
-# too long is harmless, releasing too early is not).
-_VIABLE_RE = re.compile(
-    r"\[(?:\^[^\[\]\s]{0,40}|\[[^\[\]\n]{0,430}\]?|[^\[\]\n]{0,430})"
-    r"|\((?:(?:"
-    + _LINK
-    + r"[ \t]*[,;][ \t]*){0,9}(?:"
-    + _LINK_PARTIAL
-    + "|"
-    + _LINK
-    + r"[ \t]*)?)?"
-    r"|<(?i:s(?:u(?:p(?:\b[^<>\n]{0,200}(?:>(?:[^<\n]|<(?!/sup>)){0,200}"
-    r"(?:<(?:/(?:s(?:u(?:p)?)?)?)?)?)?)?)?)?)?"
-    r"|\u3010[^\u3010\u3011\n]{0,170}"
-)
 _VIABLE_MAX = 26_000
-_URL_TAIL_RE = re.compile(_URL_PARTIAL)
+_URL_TAIL_RE = re.compile(URL_PARENS_PREFIX)
 _URL_TAIL_MAX = 2_700
 _REFDEF_TAIL_RE = re.compile(r":[ \t]*(?:[A-Za-z][A-Za-z0-9+.\-]{0,20}(?::/?)?|w(?:w(?:w)?)?)?")
-_DEFINITION_PREFIX_RE = re.compile(r"[ ]{0,3}(?:\[(?:\^(?:[^\[\]\s]{1,40}(?:\])?)?)?)?")
-_DEFINITION_START_RE = re.compile(r"[ ]{0,3}\[\^[^\[\]\s]{1,40}\]:")
+_DEFINITION_PREFIX_RE = re.compile(r"[ ]{0,3}(?:\[(?:\^(?:" + FOOTNOTE_LABEL + r"(?:\])?)?)?)?")
+_DEFINITION_START_RE = re.compile(r"[ ]{0,3}\[\^" + FOOTNOTE_LABEL + r"\]:")
 _HEAD = 64
 # A blank line; its match ends where the next line starts.
 _BLANK_LINE_RE = re.compile(r"(?:(?<=\n)|(?<=\r)(?!\n))[ \t]*(?:\r\n|\r|\n)")
@@ -78,21 +83,31 @@ _ANCHOR_LINES = 64  # lines looked back for a new anchor
 _TRIGGERS = frozenset("`\n\r")
 _PLAIN_RE = re.compile("[^\\[(<\u3010`\n\r]*")
 _MARKER_ENDS = frozenset("])>\u3011")
+_TAIL_KEEP = 4_096  # tail length past which plain chunks trim it too
+_SHORT_WINDOW = 64  # below this, segmenting the whole window is as cheap as any shortcut
+# What may stand before a restart point: a space, or CJK punctuation (CJK text has no spaces).
+_BREAK_RE = re.compile("[ \t\u3001\u3002\uff01\uff0c\uff1a\uff1b\uff1f\u300d\u300f\uff09\u3011]")
 _GROUP_WINDOW = 3_000  # longer than any marker (an inline link's URL is at most 2,048)
 _GROUP_STEPS = 64
 
 
 class MarkerStream:
-    """Parse citation markers from a streamed answer; emit text that never ends mid-marker.
+    """Parse citation markers from a streamed answer; emit text that never has to change.
 
     Feed the chunks as they arrive and show what `feed` returns; `close` returns the rest.
     Everything returned, joined, is exactly ``answer.text``, so the citations' offsets apply
-    to what was shown; the answer is the same as `parse_markers` gives for the whole text.
+    to what was shown. The answer is the one `parse_markers` gives for the whole text, passed
+    through `renumber` (with ``keep_unused``) unless ``renumber=False``: the markers shown
+    already carry their final first-cited numbers (``[5] … [2]`` shows as ``[1] … [2]``).
+
     Text is held back only while it is uncertain: a partial marker at a chunk boundary
     (``… [1`` / ``2]``), a marker that will be removed (a ``[[USAGE:…]]`` tag, an invalid
-    marker under ``on_invalid="drop"``) until its context is known, a line that may be a
-    footnote definition, and trailing whitespace. Work per chunk is proportional to the chunk
-    in ordinary text.
+    marker under ``on_invalid="drop"``) or renumbered until its context (code, URL) is known,
+    a line that may be a footnote definition, and trailing whitespace. When renumbering, a
+    run of adjacent markers also waits for the text after it (``[3] [1]`` is one citation,
+    shown as ``[1][2]``), and a footnote reference ``[^x]`` waits for its definition, which
+    decides the source it cites; without one it waits for the end of the stream. Work per
+    chunk is proportional to the chunk in ordinary text.
 
     Example:
         ```python
@@ -111,15 +126,36 @@ class MarkerStream:
         style: ParseStyle | Sequence[ParseStyle] = "auto",
         on_invalid: OnInvalid = "drop",
         base: int = 1,
+        renumber: bool = True,
+        keep_unused: bool = False,
     ) -> None:
-        """Prepare a stream; the options are those of `parse_markers`."""
+        """Prepare a stream.
+
+        Args:
+            sources: The sources the model was shown, as for `parse_markers`.
+            style: Which markers to read, as for `parse_markers`.
+            on_invalid: What happens to invalid markers, as for `parse_markers`.
+            base: 1 or 0, as for `parse_markers`.
+            renumber: Show and return the markers renumbered in first-cited order (see
+                `renumber`); False keeps the numbers the model wrote.
+            keep_unused: With ``renumber``, keep the sources nothing cites in the answer.
+
+        Raises:
+            UsageError: An option is invalid.
+        """
+        if not isinstance(renumber, bool):
+            raise UsageError(f"renumber must be a bool, got {renumber!r}")
+        if not isinstance(keep_unused, bool):
+            raise UsageError(f"keep_unused must be a bool, got {keep_unused!r}")
         self._context = Context(sources, style=style, on_invalid=on_invalid, base=base)
+        self._renumber = renumber
+        self._keep_unused = keep_unused
         self._chunks: list[str] = []
         self._offsets: list[int] = []
         self._tail = ""  # the text from _tail_start on: what the next chunks still need
         self._tail_start = 0
         self._size = 0
-        self._shown = 0  # raw position up to which the text has been emitted
+        self._shown = 0  # raw position up to which the parsed text has been released
         self._pieces: list[str] = []
         self._walk = 0  # next raw position for the marker walk
         self._blocked = -1  # position of an opener the walk waits on
@@ -133,9 +169,26 @@ class MarkerStream:
         self._definitions: list[Definition] = []
         self._regions: list[Region] = []  # settled removals not yet passed
         self._anchor = 0  # a line start where segmenting can restart with the same result
+        # A point on the last line, a list item, where segmenting may restart for markers
+        # further on that line (see `_restarts`).
+        self._item_point = -1
         # An open code fence seen by a check: its char, width, first line, lines checked up to.
         self._fence: tuple[str, int, int, int] | None = None
         self._answer: CitedAnswer | None = None
+        # Renumbering: markers citing a source, not yet released (raw positions), each with
+        # the anchor to check it from later, or -1 when it is known to be a marker.
+        self._citing: deque[tuple[Token, int]] = deque()
+        # Footnote references whose label has no definition yet (raw start, label): nothing
+        # after them can be shown before one arrives, so markers after them are checked then.
+        self._undecided: deque[tuple[int, str]] = deque()
+        self._last_deferred = -1
+        self._verify_from = -1  # the anchor the renumbering stage checks markers from
+        self._verify_cache: tuple[int, int, str, list[int]] | None = None
+        self._writer = _Renumberer(self._context) if renumber else None
+        self._parked: list[str] = []  # released text the renumbering stage has not taken yet
+        self._parsed = 0  # length of the parsed text released
+        # Nothing is held but trailing whitespace, and the walk has read everything.
+        self._idle = False
 
     # --- public -----------------------------------------------------------------------------
 
@@ -147,25 +200,46 @@ class MarkerStream:
             raise UsageError(f"chunks must be str, got {type(chunk).__name__}")
         if not chunk:
             return ""
-        old = self._size
+        # What may settle a pending check: a backtick or line break, or a character after a
+        # backtick run that ended the text.
+        tick = self._tail.endswith("`")
         self._chunks.append(chunk)
-        self._offsets.append(old)
+        self._offsets.append(self._size)
         self._tail += chunk
         self._size += len(chunk)
-        if (
+        if self._idle and _PLAIN_RE.fullmatch(chunk) is not None:
+            # Nothing here can start a marker, a line or a code span, and nothing before it
+            # waits but trailing whitespace: the chunk goes out as it is.
+            self._walk = self._line_seen = self._size
+            piece = self._tail[self._shown - self._tail_start :].rstrip()
+            if not piece:
+                return ""
+            self._shown += len(piece)
+            self._parsed += len(piece)
+            if len(self._tail) > _TAIL_KEEP:
+                self._trim()
+            if self._writer is not None:
+                piece = self._renumber_piece(piece, tick)
+            if piece:
+                self._pieces.append(piece)
+            return piece
+        trigger = tick or not _TRIGGERS.isdisjoint(chunk)
+        self._advance(trigger)
+        piece = self._emit()
+        if self._writer is not None:
+            piece = self._renumber_piece(piece, trigger)
+        if piece:
+            self._pieces.append(piece)
+        self._trim()
+        self._idle = (
             self._blocked < 0
-            and self._walk == old
+            and self._walk == self._size
             and not self._tokens
             and not self._definitions
+            and not self._regions
+            and not self._citing
             and ("footnotes" not in self._context.kinds or self._line_dead)
-            and _PLAIN_RE.fullmatch(chunk) is not None
-        ):
-            # Nothing here can start a marker, a line or a code span: only spaces wait.
-            self._walk = self._line_seen = self._size
-            return self._release(self._size)
-        self._advance(not _TRIGGERS.isdisjoint(chunk))
-        piece = self._emit()
-        self._trim()
+        )
         return piece
 
     def close(self) -> str:
@@ -178,6 +252,8 @@ class MarkerStream:
             return ""
         text = "".join(self._chunks)
         answer = build_answer(text, self._context)
+        if self._renumber:
+            answer = renumber_answer(answer, keep_unused=self._keep_unused)
         shown = "".join(self._pieces)
         if not answer.text.startswith(shown):
             diagnostics = [
@@ -269,7 +345,7 @@ class MarkerStream:
             o = found.start()
             match = MARKER_RE.match(text, o)
             if match is None:
-                if size - o <= _VIABLE_MAX and _VIABLE_RE.fullmatch(text, o) is not None:
+                if size - o <= _VIABLE_MAX and MARKER_PREFIX_RE.fullmatch(text, o) is not None:
                     block(o)
                     return
                 pos = o + 1
@@ -280,7 +356,7 @@ class MarkerStream:
                 return
             # The scan reads each sentence separately; a match holding a sentence end (an
             # assistant label "a. B") may be cut there, and then its inside is read.
-            if _TERM_RE.search(text, o, e) is None:
+            if TERM_RE.search(text, o, e) is None:
                 pos = e
             else:
                 pos = o + 1
@@ -290,24 +366,52 @@ class MarkerStream:
             if token is None or not context.accepts(token):
                 continue
             ids, _ = context.resolve(token)
-            if not is_removable(token, context, ids):
-                continue
+            removable = is_removable(token, context, ids)
+            footnote = token.kind == "footnotes"
+            if not removable:
+                # A footnote's source depends on a definition that may come later.
+                if not (self._renumber and (ids or footnote)):
+                    continue
+                if self._deferring(lo + o):
+                    if lo + o > self._last_deferred:
+                        self._last_deferred = lo + o
+                        self._citing.append((_shift(token, lo), self._anchor))
+                        if footnote:
+                            self._undecided.append((lo + o, token.label or ""))
+                    continue
             verdict = self._check(lo + o, lo + e)
             if verdict == "pending":
                 block(o, waiting=True)
                 return
             if verdict == "marker" and lo + o >= self._found_until:
-                self._tokens.append(_shift(token, lo))
+                if removable:
+                    self._tokens.append(_shift(token, lo))
+                else:
+                    self._citing.append((_shift(token, lo), -1))
+                    if footnote:
+                        self._undecided.append((lo + o, token.label or ""))
                 self._found_until = lo + e
         self._walk = self._size
 
+    def _deferring(self, position: int) -> bool:
+        """Whether a footnote reference before ``position`` still waits for its definition."""
+        undecided = self._undecided
+        writer = self._writer
+        while undecided and (writer is None or not writer.undecided(undecided[0][1])):
+            undecided.popleft()
+        return bool(undecided) and undecided[0][0] < position
+
     def _scan_lines(self) -> None:
-        """Find footnote definitions naming a source, line by line, each line read once."""
+        """Find footnote definitions, line by line, each line read once.
+
+        Lines start where `DEFINITION_RE` says they do: at the start and after a line feed; a
+        lone carriage return ends a definition but starts no line.
+        """
         self._line_hold = -1
         size = self._size
         while self._line < size:
             if self._line_dead:
-                brk = _line_break(self._slice(self._line_seen, size), 0)
+                brk = self._slice(self._line_seen, size).find("\n")
                 if brk < 0:
                     self._line_seen = size
                     return
@@ -332,19 +436,30 @@ class MarkerStream:
                 return
             m = DEFINITION_RE.match(text, 0, brk)
             if m is not None:
-                sid, problem = self._context.define(m.group(1), m.group(2))
-                if sid is not None and not self._in_code(line + m.start(1)):
-                    self._definitions.append(
-                        Definition(line, line + m.end(), m.group(1), sid, problem)
-                    )
-            self._line = line + brk + 1
+                self._read_definition(line, m)
+            self._line_dead = True
+            self._line_seen = line + brk
+
+    def _read_definition(self, line: int, m: re.Match[str]) -> None:
+        """Keep a definition that names a source (it is removed) or that decides a label."""
+        label = m.group(1)
+        sid, problem = self._context.define(label, m.group(2))
+        writer = self._writer
+        if writer is not None and not writer.undecided(label):
+            writer = None
+        if (sid is None and writer is None) or self._in_code(line + m.start(1)):
+            return
+        if sid is not None:
+            self._definitions.append(Definition(line, line + m.end(), label, sid, problem))
+        if writer is not None:
+            writer.define(label, (sid, problem))
 
     def _in_code(self, position: int) -> bool:
         """Whether a position on a complete line lies in a code block (as `segment` says)."""
         if self._inside_fence(position):
             return True
         window = self._slice(self._anchor, self._size)
-        segs, starts = _cached_segments(window)
+        segs, starts = cached_segments(window)
         rel = position - self._anchor
         k = bisect.bisect_right(starts, rel) - 1
         inside = k >= 0 and rel < segs[k].end and segs[k].kind == "code"
@@ -356,7 +471,7 @@ class MarkerStream:
         return inside
 
     def _check(self, o: int, e: int) -> str:
-        """Whether the removable marker at ``o..e`` is a marker of the final text.
+        """Whether the marker at ``o..e`` (one to remove or renumber) is a marker of the final text.
 
         Returns ``"marker"``, ``"text"`` (code, URL, indexing…) or ``"pending"`` when text
         still to come can change it (an unpaired backtick before it, a line that may be a
@@ -365,9 +480,71 @@ class MarkerStream:
         if self._inside_fence(o):
             return "text"
         anchor = self._anchor
+        if self._fence is None and anchor < self._item_point < o:
+            # Further on a list item line: read from the restart point found on it before.
+            base = self._item_point
+            window = self._slice(base, self._size)
+            rel, rel_end = o - base, e - base
+            point, _ = _restarts(window, rel, 0)
+            if point >= 0:
+                verdict = self._verdict(window[point:], rel - point, rel_end - point)
+                self._item_point = base + point
+                return _unless_line_turns(window, rel, rel_end, verdict)
+        self._item_point = -1
         window = self._slice(anchor, self._size)
-        segs, starts = _cached_segments(window)
         rel, rel_end = o - anchor, e - anchor
+        if self._fence is None and rel > _SHORT_WINDOW:
+            point, start = _restarts(window, rel)
+            p = point if point >= 0 else start
+            if p > 0:
+                verdict = self._verdict(window[p:], rel - p, rel_end - p)
+                if point >= 0 and start != point:
+                    self._item_point = anchor + point
+                if start > 0:
+                    self._anchor += start
+                return _unless_line_turns(window, rel, rel_end, verdict)
+        verdict = self._verdict(window, rel, rel_end, anchored=True)
+        return _unless_line_turns(window, rel, rel_end, verdict)
+
+    def _verify(self, token: Token, anchor: int) -> str:
+        """`_check` for a marker whose check was put off, from an anchor before it.
+
+        The renumbering stage checks the markers it holds in text order; all of them are
+        checked from the first one's anchor (an earlier anchor is as good), so one segmenting
+        serves them all. The anchor is the current one when that is not past the marker,
+        else the one noted when its check was put off.
+        """
+        if self._anchor <= token.start:
+            anchor = self._anchor
+        if self._verify_from < 0 or anchor < self._verify_from:
+            self._verify_from = anchor
+        start = self._verify_from
+        if self._inside_fence(token.start):
+            return "text"
+        cache = self._verify_cache
+        if cache is None or cache[0] != start or cache[1] != self._size:
+            window = self._slice(start, self._size)
+            blanks = [m.end() for m in _BLANK_LINE_RE.finditer(window)]
+            cache = self._verify_cache = (start, self._size, window, blanks)
+        rel, rel_end = token.start - start, token.end - start
+        verdict = self._verdict(cache[2], rel, rel_end, blank_ends=cache[3])
+        return _unless_line_turns(cache[2], rel, rel_end, verdict)
+
+    def _verdict(
+        self,
+        window: str,
+        rel: int,
+        rel_end: int,
+        *,
+        anchored: bool = False,
+        blank_ends: list[int] | None = None,
+    ) -> str:
+        """`_check` on ``window``, which starts at the anchor, an earlier one or a restart point.
+
+        Only a check from the anchor moves it and remembers an open code fence.
+        ``blank_ends`` lists where the blank lines of ``window`` end.
+        """
+        segs, starts = cached_segments(window)
         line_start = max(window.rfind("\n", 0, rel), window.rfind("\r", 0, rel)) + 1
         first = line_start
         while first < rel and window[first] in " \t":
@@ -379,10 +556,15 @@ class MarkerStream:
             return "text"
         seg = segs[k]
         if seg.kind == "code":
-            self._remember_fence(window, seg.start, seg.end)
+            if anchored:
+                self._remember_fence(window, seg.start, seg.end)
             return "text"
-        blanks = [m.end() for m in _BLANK_LINE_RE.finditer(window, 0, rel)]
-        block = blanks[-1] if blanks else 0
+        if blank_ends is None:
+            blanks = [m.end() for m in _BLANK_LINE_RE.finditer(window, 0, rel)]
+            block = blanks[-1] if blanks else 0
+        else:
+            n = bisect.bisect_right(blank_ends, rel)
+            block = blank_ends[n - 1] if n else 0
         first_seg = bisect.bisect_left(starts, block)
         for j in range(k, first_seg - 1, -1):
             if segs[j].kind == "code":
@@ -400,16 +582,17 @@ class MarkerStream:
         header_risk = last_break < len(window) - 1 or "|" in window[max(block, tail) :]
         for j in range(first_seg, k + 1):
             lo, hi = segs[j].start, min(segs[j].end, end_run)
-            codes = _code_spans(window, lo, hi)
+            codes = code_spans(window, lo, hi)
             closed = [c[0] for c in codes]
-            for run in _BACKTICKS_RE.finditer(window, lo, min(hi, rel)):
+            for run in BACKTICKS_RE.finditer(window, lo, min(hi, rel)):
                 i = bisect.bisect_right(closed, run.start()) - 1
                 if i < 0 or run.start() >= codes[i][1]:
                     return "pending"
                 if header_risk and _has_break(window, codes[i][0], codes[i][1]):
                     return "pending"
-        self._move_anchor(window, segs, starts, line_start)
-        return "marker" if (rel, rel_end) in _marker_spans(window, seg.start, seg.end) else "text"
+        if anchored:
+            self._move_anchor(window, segs, starts, line_start)
+        return "marker" if (rel, rel_end) in marker_spans(window, seg.start, seg.end) else "text"
 
     def _move_anchor(
         self,
@@ -438,21 +621,10 @@ class MarkerStream:
     def _fresh_line(
         window: str, segs: tuple[Segment, ...], starts: tuple[int, ...], line: int
     ) -> bool:
-        end = _line_end(window, line)
-        if line >= end or window[line] in " \t`~":
-            return False
         k = bisect.bisect_right(starts, line) - 1
         if k >= 0 and line < segs[k].end and segs[k].kind == "code":
             return False
-        before = line - (2 if window.startswith("\r\n", line - 2) else 1)
-        previous = _last_break(window, before) + 1
-        if not window[previous:before].strip():  # after a blank line
-            return window[line] not in "*_" or _LIST_RE.match(window, line, end) is not None
-        return (
-            _LIST_RE.match(window, line, end) is not None
-            and _SETEXT_RE.match(window, line, end) is None
-            and not ("|" in window[line:end] and _DELIM_ROW_RE.match(window, line, end))
-        )
+        return _opens_block(window, line)
 
     def _inside_fence(self, position: int) -> bool:
         """Whether ``position`` is still inside the open fence seen by an earlier check."""
@@ -474,7 +646,7 @@ class MarkerStream:
         return True
 
     def _remember_fence(self, window: str, start: int, end: int) -> None:
-        m = _FENCE_RE.match(window, start)
+        m = FENCE_RE.match(window, start)
         indent = window[_last_break(window, start) + 1 : start]
         if m is None or window[end:].strip() or len(indent) > 3 or indent.strip(" "):
             return  # closed, or an indented code block that merely starts with backticks
@@ -527,7 +699,7 @@ class MarkerStream:
                 return hold
             lo = max(self._shown, p - _GROUP_WINDOW)
             text = self._slice(lo, p)
-            spans = _marker_spans(text, 0, len(text))
+            spans = marker_spans(text, 0, len(text))
             if not spans or spans[-1][1] != len(text):
                 return hold
             hold = lo + spans[-1][0]
@@ -571,49 +743,398 @@ class MarkerStream:
         return unsettled
 
     def _release(self, limit: int) -> str:
-        """Emit the text up to ``limit`` without removed spans and without trailing whitespace."""
+        """Release the parsed text up to ``limit``: removed spans out, trailing whitespace held."""
         start = self._shown
         if limit <= start:
             return ""
         raw = self._slice(start, limit)
-        if not self._regions:
+        if not self._regions and not self._citing:
             piece = raw.rstrip()
-            if not piece:
-                return ""
             self._shown = start + len(piece)
-            self._pieces.append(piece)
+            self._parsed += len(piece)
             return piece
-        parts: list[tuple[int, str]] = []  # (raw position after the part, text)
+        runs: list[tuple[int, str]] = []  # (raw position, text) of what stays, in order
         position = start
         for region in self._regions:
             if region.end <= position or region.start >= limit:
                 continue
             if region.start > position:
-                parts.append((region.start, raw[position - start : region.start - start]))
+                runs.append((position, raw[position - start : region.start - start]))
             position = max(position, region.end)
         if position < limit:
-            parts.append((limit, raw[position - start : limit - start]))
-        out: list[str] = []
-        shown_to = start
-        pending: list[str] = []
-        for after, part in parts:
-            stripped = part.rstrip()
-            if stripped:
-                out.extend(pending)
-                pending = []
-                out.append(stripped)
-                shown_to = after - (len(part) - len(stripped))
-                if len(stripped) < len(part):
-                    pending.append(part[len(stripped) :])
-            elif part:
-                pending.append(part)
-        if shown_to <= start:
+            runs.append((position, raw[position - start :]))
+        while runs and not runs[-1][1].strip():
+            runs.pop()
+        if not runs:
             return ""
-        self._shown = shown_to
-        self._regions = [r for r in self._regions if r.end > shown_to]
-        piece = "".join(out)
-        self._pieces.append(piece)
+        at, last = runs[-1]
+        runs[-1] = (at, last.rstrip())
+        self._shown = at + len(runs[-1][1])
+        self._regions = [r for r in self._regions if r.end > self._shown]
+        if self._citing and self._writer is not None:
+            self._place(runs, self._writer)
+        piece = "".join(part for _, part in runs)
+        self._parsed += len(piece)
         return piece
+
+    def _renumber_piece(self, piece: str, trigger: bool) -> str:
+        """Pass released parsed text to the renumbering stage; return what it lets through."""
+        writer = self._writer
+        if writer is None:
+            return piece
+        if writer.awaits_definition:
+            # Nothing goes out before the definition: gather the text until then.
+            if piece:
+                self._parked.append(piece)
+            return ""
+        if self._parked:
+            self._parked.append(piece)
+            piece = "".join(self._parked)
+            self._parked = []
+        self._verify_from = -1
+        return writer.take(piece, self._verify, trigger)
+
+    def _place(self, runs: list[tuple[int, str]], writer: _Renumberer) -> None:
+        """Hand the released citing markers to the renumbering stage, at parsed positions."""
+        parsed = self._parsed
+        citing = self._citing
+        for at, part in runs:
+            end = at + len(part)
+            while citing and citing[0][0].start < end:
+                token, anchor = citing.popleft()
+                # A marker before this run was removed with its footnote definition line.
+                if token.start >= at and token.end <= end:
+                    start = parsed + token.start - at
+                    writer.add(start, start + token.end - token.start, token, anchor)
+            parsed += len(part)
+
+
+class _Mark:
+    """A marker citing a source (or a footnote reference that may), in the parsed text."""
+
+    __slots__ = ("anchor", "end", "ids", "start", "token", "verdict")
+
+    def __init__(
+        self, start: int, end: int, token: Token, ids: list[str] | None, anchor: int
+    ) -> None:
+        self.start = start
+        self.end = end
+        self.token = token
+        """The marker, at its raw position."""
+        self.ids = ids
+        """The sources it cites; None while a footnote's definition may still come."""
+        self.anchor = anchor
+        """Where to check it from, when that was put off."""
+        self.verdict: str | None = "marker" if anchor < 0 else None
+        """What the check said: ``"marker"``, ``"text"``, ``"pending"``; None: not checked."""
+
+
+_Verify = Callable[[Token, int], str]
+
+
+class _Renumberer:
+    """Rewrite the markers of the parsed text, as it is released, with first-cited numbers.
+
+    Markers next to each other (only spaces or tabs between them) make one citation, which
+    `renumber` rewrites as a whole with its numbers ascending: such a run is held until the
+    text after it is known. A footnote reference is held until its label is defined. Markers
+    whose check was put off are checked here, in order, when they are reached.
+    """
+
+    def __init__(self, context: Context) -> None:
+        self._context = context
+        self._parts: list[str] = []  # parsed text from _base on, not yet shown
+        self._base = 0
+        self._size = 0
+        self._marks: list[_Mark] = []
+        self._head = 0  # first mark not yet shown
+        self._run = 0  # marks from _head known to belong to the run at _head
+        self._run_end = 0  # where those marks end
+        self._done = 0  # end of the last marker shown: marks starting before it were inside it
+        self._numbers: dict[str, int] = {}
+        self._waiting: dict[str, list[_Mark]] = {}  # undecided footnotes by label
+        self._footnotes: dict[str, tuple[str | None, str | None]] = {}  # first definitions
+        self._blocker: _Mark | None = None  # the mark the text waits on
+        self.awaits_definition = False
+        """The text waits on a footnote reference whose label has no definition yet."""
+
+    def add(self, start: int, end: int, token: Token, anchor: int) -> None:
+        """A marker citing a source (or a footnote that may) at ``start..end``.
+
+        ``anchor`` is where to check it from, or -1 when it is known to be a marker.
+        """
+        ids: list[str] | None
+        if token.kind == "footnotes":
+            label = token.label or ""
+            entry = self._footnotes.get(label)
+            ids = None if entry is None else self._context.resolve(token, {label: entry})[0]
+        else:
+            ids = self._context.resolve(token)[0]
+        mark = _Mark(start, end, token, ids, anchor)
+        self._marks.append(mark)
+        if ids is None:
+            self._waiting.setdefault(token.label or "", []).append(mark)
+
+    def undecided(self, label: str) -> bool:
+        """Whether no definition of ``label`` has been seen (the first one decides)."""
+        return label not in self._footnotes
+
+    def define(self, label: str, entry: tuple[str | None, str | None]) -> None:
+        """The first definition of a footnote label: what its references cite is now known."""
+        self._footnotes[label] = entry
+        for mark in self._waiting.pop(label, ()):
+            mark.ids = self._context.resolve(mark.token, {label: entry})[0]
+        if self._blocker is not None and self._blocker.ids is not None:
+            self.awaits_definition = False
+
+    def take(self, piece: str, verify: _Verify, trigger: bool) -> str:
+        """Take the next released parsed text; return what can be shown now.
+
+        ``verify`` checks a marker whose check was put off; ``trigger`` says a pending check
+        may have settled.
+        """
+        if self._head == len(self._marks) and not self._parts:
+            self._size += len(piece)  # nothing is held: the text passes through
+            self._base = self._size
+            return piece
+        if piece:
+            self._parts.append(piece)
+            self._size += len(piece)
+        blocker = self._blocker
+        if blocker is not None and (
+            blocker.ids is None or (blocker.verdict == "pending" and not trigger)
+        ):
+            return ""  # still waiting on a footnote's definition or a pending check
+        self._blocker = None
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        text = self._parts[0] if self._parts else ""
+        base, size = self._base, self._size
+        marks = self._marks
+        out: list[str] = []
+        shown = base  # parsed position shown up to
+        stop = size
+        while self._head < len(marks):
+            first = marks[self._head]
+            state = "text" if first.start < self._done else self._state(first, verify, trigger)
+            if state in ("footnote", "pending"):
+                self._blocker = first
+                self.awaits_definition = state == "footnote"
+                stop = first.start
+                break
+            if state != "marker":
+                self._head += 1
+                self._run = 0
+                continue
+            j = self._head + max(1, self._run)
+            end = self._run_end if self._run else first.end
+            ended = False
+            while True:
+                while j < len(marks) and marks[j].start < end:
+                    j += 1  # inside the run's last marker
+                k = end
+                while k < size and text[k - base] in " \t":
+                    k += 1
+                if k >= size:
+                    break
+                if j < len(marks) and marks[j].start == k:
+                    state = self._state(marks[j], verify, trigger)
+                    if state in ("footnote", "pending"):
+                        self._blocker = marks[j]
+                        self.awaits_definition = state == "footnote"
+                        break
+                    if state == "marker":
+                        end = marks[j].end
+                        j += 1
+                        continue
+                ended = True
+                break
+            if not ended:
+                self._run = j - self._head
+                self._run_end = end
+                stop = first.start
+                break
+            out.append(text[shown - base : first.start - base])
+            out.append(self._rewrite(text[first.start - base : end - base], marks[self._head : j]))
+            shown = self._done = end
+            self._head = j
+            self._run = 0
+        if stop > shown:
+            out.append(text[shown - base : stop - base])
+            shown = stop
+        if shown > base:
+            self._parts = [text[shown - base :]] if shown < size else []
+            self._base = shown
+        if self._head > 64 and self._head * 2 > len(marks):
+            del marks[: self._head]
+            self._head = 0
+        return "".join(out)
+
+    @staticmethod
+    def _state(mark: _Mark, verify: _Verify, trigger: bool) -> str:
+        """``"footnote"`` (undecided), ``"pending"``, ``"marker"`` (citing) or plain text."""
+        if mark.ids is None:
+            return "footnote"
+        if not mark.ids:
+            return "text"
+        if mark.verdict is None or (mark.verdict == "pending" and trigger):
+            mark.verdict = verify(mark.token, mark.anchor)
+        return mark.verdict
+
+    def _rewrite(self, marker: str, run: list[_Mark]) -> str:
+        numbers: set[int] = set()
+        for mark in run:
+            if mark.verdict == "marker":
+                for sid in mark.ids or ():
+                    numbers.add(self._numbers.setdefault(sid, len(self._numbers) + 1))
+        new = rewrite_marker(marker, sorted(numbers))
+        return marker if new is None else new
+
+
+def _opens_block(window: str, line: int) -> bool:
+    """Whether the line at ``line`` (> 0) starts a block wherever parsing starts, unless in code.
+
+    It starts at column 0 and either follows a blank line (and is not a wholly bold line) or
+    is a list item (and not a setext underline or a table delimiter row).
+    """
+    end = _line_end(window, line)
+    if line >= end or window[line] in " \t`~":
+        return False
+    before = line - (2 if window.startswith("\r\n", line - 2) else 1)
+    previous = _last_break(window, before) + 1
+    if not window[previous:before].strip():  # after a blank line
+        return window[line] not in "*_" or LIST_RE.match(window, line, end) is not None
+    return (
+        LIST_RE.match(window, line, end) is not None
+        and SETEXT_RE.match(window, line, end) is None
+        and not ("|" in window[line:end] and DELIM_ROW_RE.match(window, line, end))
+    )
+
+
+def _restarts(window: str, rel: int, known: int = -1) -> tuple[int, int]:
+    """Where segmenting ``window`` may restart for the marker at ``rel``, and a new anchor.
+
+    ``window`` runs from the anchor to the end of the text so far. Returns a point on the
+    marker's line, or -1, and a point where segmenting restarts with the same result for
+    all that follows (a new anchor), or -1:
+
+    - When the marker lies on the last line, and that line alone is a block (it follows a
+      blank line and opens with a letter, or it is a list item) with no ``|``, any point
+      ``p`` on it that is a letter after a space, a tab or CJK punctuation serves, provided no
+      marker match straddles ``p`` and every backtick run before it on the line is closed
+      before it (and, after punctuation, nothing just before it looks like a URL). Segmenting
+      from ``p`` then finds the same sentence boundaries after ``p`` (each reads only nearby
+      text, and the marker matches and code spans after ``p`` are the same); the segment
+      holding the marker may start later, but nothing the check reads depends on that: the
+      matches and code spans from its start to the marker are the same, and neither the
+      indexing test nor the ``]`` test looks past ``p``, a letter after a non-word character.
+    - A line that opens a block (`_opens_block`) with no code fence opening before it in
+      ``window``: the block parser's state is fresh there, so segmenting from it gives what
+      segmenting the whole window gives. The latest one shortly before the marker serves.
+
+    Both serve the markers after this one too, as what makes them restart points lies
+    before them: ``window`` may itself start at such a ``p``. A block start is an anchor for
+    all that follows; so is ``p`` on a paragraph line (a paragraph passes no state on to the
+    lines after it that it would not pass from ``p``), but not on a list item, whose
+    indentation decides how the lines after it are read: there ``p`` is returned with no
+    anchor, and a later call for a marker further on the same line passes it as ``known``
+    to search on from it.
+    """
+    if known >= 0:
+        if _line_break(window, known) >= 0 or "|" in window[known:]:
+            return -1, -1
+        found = _restart_point(window, known, rel)
+        return (found if found >= 0 else known), -1
+    line = _last_break(window, rel) + 1
+    fences = [i for i in (window.find("```", 0, line), window.find("~~~", 0, line)) if i >= 0]
+    limit = min(fences) if fences else len(window)
+    block = -1
+    q = line
+    for _ in range(_ANCHOR_LINES):
+        if q <= 0:
+            break
+        if q <= limit and _opens_block(window, q):
+            block = q
+            break
+        q = _last_break(window, q - 1) + 1
+    head = window[line : line + 1]
+    item = LIST_RE.match(window, line) is not None
+    if (
+        (line > 0 and block != line)
+        or _line_break(window, rel) >= 0
+        or "|" in window[line:]
+        or not (head.isalpha() or item)
+    ):
+        return -1, block
+    p = _restart_point(window, line, rel)
+    if p < 0:
+        return -1, block
+    return p, (block if item else p)
+
+
+def _restart_point(window: str, start: int, rel: int) -> int:
+    """The latest restart point (see `_restarts`) after ``start`` and before ``rel``, or -1.
+
+    ``start`` is the start of the marker's line, or a restart point on it.
+    """
+    # Where the line stops being a place to restart: inside a marker match or a code span,
+    # or after a backtick run that is not closed yet.
+    inside = [m.span() for m in MARKER_RE.finditer(window, start, len(window))]
+    codes = code_spans(window, start, rel)
+    bound = rel
+    for run in BACKTICKS_RE.finditer(window, start, rel):
+        c = bisect.bisect_right(codes, (run.start(), len(window))) - 1
+        if c < 0 or run.start() >= codes[c][1]:
+            bound = run.start()  # not closed: no restart after it
+            break
+    inside.extend(codes)
+    for m in reversed(list(_BREAK_RE.finditer(window, start, bound - 1))):
+        p = m.end()
+        if not window[p].isalpha() or any(a < p < b for a, b in inside):
+            continue
+        if m.group() not in " \t":
+            # A URL test reads back to the last space: nothing there may look like one.
+            around = window[max(0, p - URL_SCAN) : p + 4].lower()
+            if "://" in around or "www." in around or window[p] in "wW":
+                continue
+        return p
+    return -1
+
+
+def _unless_line_turns(window: str, rel: int, rel_end: int, verdict: str) -> str:
+    """``verdict``, or ``"pending"`` while the marker's line may still become a single segment.
+
+    A one-line paragraph becomes a setext heading, and a line with a ``|`` a table row, when
+    the next line turns out to be an underline or a delimiter row. The line is then one
+    segment, and in rare cases (a marker opening a sentence that follows a CJK full stop with
+    no space, glued to ``_`` or ``]``) that changes whether the marker is one.
+    """
+    if verdict == "pending":
+        return verdict
+    brk = _line_break(window, rel)
+    if brk >= 0:
+        following = brk + (2 if window.startswith("\r\n", brk) else 1)
+        if _line_break(window, following) >= 0 or window[following:].strip(" \t=-|:"):
+            return verdict  # the next line is complete, or is neither kind of underline
+        # The next line so far may already make the line one segment: read it without.
+        head = window[:brk]
+        segs, starts = cached_segments(head)
+        k = bisect.bisect_right(starts, rel) - 1
+        alone = (
+            k >= 0
+            and rel < segs[k].end
+            and segs[k].kind != "code"
+            and (rel, rel_end) in marker_spans(head, segs[k].start, segs[k].end)
+        )
+    else:
+        alone = verdict == "marker"
+    line = _last_break(window, rel) + 1
+    while line < rel and window[line] in " \t":
+        line += 1
+    whole_line = (rel, rel_end) in marker_spans(window, line, brk if brk >= 0 else len(window))
+    if whole_line != alone:
+        return "pending"
+    return "marker" if alone else "text"
 
 
 def _settled(text: str, o: int, e: int) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from unicite._marker_syntax import marker_numbers
 from unicite._segment import claim_spans, find_markers
 from unicite._urls import normalize_url
 
@@ -114,23 +115,6 @@ def split_sources_block(text: str) -> tuple[str, list[ListedSource]]:
     return text[:body_end].rstrip(), listed
 
 
-_MAX_RANGE = 50  # a marker like [1-9999] names at most this many sources
-_NUMBERED_KINDS = frozenset({"brackets", "sids", "sup", "footnotes"})
-
-
-def _marker_numbers(text: str, start: int, end: int) -> list[int]:
-    """The source numbers the marker ``text[start:end]`` cites (``[1, 3]``, ``[2-4]``, ``[^5]``)."""
-    # markers reads sources' ledger at import time, so it is imported when first needed.
-    from unicite.markers._tokens import read_token
-
-    token = read_token(text, start, end)
-    if token is None or token.kind not in _NUMBERED_KINDS:
-        return []
-    if token.kind == "footnotes":
-        return [int(token.label)] if token.label and token.label.isdigit() else []
-    return [n for low, high in token.ranges for n in range(low, min(high, low + _MAX_RANGE) + 1)]
-
-
 def claims_by_number(text: str) -> dict[int, list[str]]:
     """The claims a text supports with each numbered marker, markers removed.
 
@@ -142,7 +126,7 @@ def claims_by_number(text: str) -> dict[int, list[str]]:
         return {}
     claims: dict[int, list[str]] = {}
     for (m_start, m_end), (c_start, c_end) in zip(markers, claim_spans(text, markers), strict=True):
-        numbers = _marker_numbers(text, m_start, m_end)
+        numbers = marker_numbers(text, m_start, m_end)
         if not numbers:
             continue
         claim = " ".join(text[c_start:c_end].split())
