@@ -6,11 +6,128 @@ core never imports an SDK and never re-validates logged data through an SDK's ty
 
 from __future__ import annotations
 
+import base64
+import datetime
+import enum
 import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["Reader", "to_data"]
+from pydantic_core import to_jsonable_python
+
+__all__ = ["Reader", "to_data", "to_plain"]
+
+_MAX_DEPTH = 256
+"""Nesting levels `to_plain` follows; what lies deeper is cut (None)."""
+
+
+class _Unreadable(Exception):
+    """An object offers no way to be read as data, or its dump method failed."""
+
+
+def _dump(obj: object) -> Any:
+    """What an object's own dump method gives, in Python form (bytes still bytes).
+
+    Python-mode dumps are taken because pydantic's JSON mode writes bytes in the URL-safe
+    base64 alphabet (google-genai's ``ser_json_bytes="base64"``), while the providers' JSON
+    carries the standard one.
+    """
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        try:
+            return dump(mode="python", by_alias=True, exclude_none=False, warnings=False)
+        except TypeError:
+            pass  # a model_dump() that takes no such arguments
+        except Exception as err:
+            raise _Unreadable(f"could not read {type(obj).__name__}.model_dump(): {err}") from err
+        try:
+            return dump()
+        except Exception as err:
+            raise _Unreadable(f"could not read {type(obj).__name__}.model_dump(): {err}") from err
+    for name in ("to_dict", "to_json_dict"):
+        method = getattr(obj, name, None)
+        if callable(method):
+            try:
+                return method()
+            except Exception as err:
+                raise _Unreadable(f"could not read {type(obj).__name__}.{name}(): {err}") from err
+    raise _Unreadable(f"cannot read a {type(obj).__name__} as a provider response")
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Types whose values are JSON as they are (exactly these: subclasses may not be)."""
+
+
+def _plain(value: Any, depth: int) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if depth > _MAX_DEPTH:
+        return None
+    if kind is dict:
+        # Copied only when something in it changes: dicts parsed from JSON are the common case.
+        # Scalars are skipped inline: they are most of the values, and calls cost.
+        changed: dict[str, Any] | None = None
+        for key, item in value.items():
+            if type(item) in _SCALARS and type(key) is str:
+                continue
+            new = _plain(item, depth + 1)
+            if new is not item or type(key) is not str:
+                if changed is None:
+                    changed = {str(k): v for k, v in value.items()}
+                changed[str(key)] = new
+        return value if changed is None else changed
+    if kind is list:
+        copied: list[Any] | None = None
+        for n, item in enumerate(value):
+            if type(item) in _SCALARS:
+                continue
+            new = _plain(item, depth + 1)
+            if new is not item:
+                if copied is None:
+                    copied = list(value)
+                copied[n] = new
+        return value if copied is None else copied
+    if isinstance(value, enum.Enum):
+        return _plain(value.value, depth + 1)
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, depth + 1) for item in value]
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, datetime.datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    try:
+        return _plain(_dump(value), depth + 1)
+    except _Unreadable:
+        pass
+    try:
+        return to_jsonable_python(value)
+    except Exception:
+        return None
+
+
+def to_plain(obj: object) -> Any:
+    """Plain JSON data for an SDK object or anything holding SDK objects.
+
+    SDK objects are dumped through ``model_dump()`` (``to_dict()`` for others), mappings and
+    sequences are walked (a ``dict(sdk_object)`` keeps SDK objects as its values), enums become
+    their values, dates ISO 8601 text (UTC as ``Z``), and bytes standard base64 (RFC 4648,
+    padded), as the providers' JSON carries binary data: the Gemini API writes its bytes fields
+    (``thoughtSignature``, ``inlineData.data``) so, and Anthropic and OpenAI take base64 file
+    data in that alphabet. Values it cannot read become None, and nesting deeper than 256 levels
+    is cut. Plain data comes back as it is, not copied.
+    """
+    return _plain(obj, 0)
 
 
 def to_data(obj: object) -> tuple[Any, str | None]:
@@ -31,26 +148,12 @@ def to_data(obj: object) -> tuple[Any, str | None]:
         except RecursionError:
             return None, "input is nested too deeply to read"
     if isinstance(obj, (Mapping, list, tuple)):
-        return obj, None
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        try:
-            return dump(mode="json", by_alias=True, exclude_none=False, warnings=False), None
-        except TypeError:
-            try:
-                return dump(), None
-            except Exception as err:
-                return None, f"could not read {type(obj).__name__}.model_dump(): {err}"
-        except Exception as err:
-            return None, f"could not read {type(obj).__name__}.model_dump(): {err}"
-    for name in ("to_dict", "to_json_dict"):
-        method = getattr(obj, name, None)
-        if callable(method):
-            try:
-                return method(), None
-            except Exception as err:
-                return None, f"could not read {type(obj).__name__}.{name}(): {err}"
-    return None, f"cannot read a {type(obj).__name__} as a provider response"
+        return _plain(obj, 0), None
+    try:
+        dumped = _dump(obj)
+    except _Unreadable as err:
+        return None, str(err)
+    return _plain(dumped, 1), None
 
 
 class Reader:

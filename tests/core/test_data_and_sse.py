@@ -1,13 +1,45 @@
+import datetime
+import enum
 from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from typing import Any
 
-from unicite._data import Reader, to_data
-from unicite.providers._sse import iter_sse, looks_like_sse
+import pytest
+from pydantic import BaseModel
+
+from unicite.providers import (
+    AnswerBuilder,
+    Provider,
+    StreamReader,
+    extract,
+    iter_sse,
+    looks_like_sse,
+    register,
+    unregister,
+)
+from unicite.providers import to_data as to_plain_data
 
 
 class _Dumpable:
     def model_dump(self, **kwargs: object) -> dict[str, object]:
-        assert kwargs["mode"] == "json"
-        return {"ok": True}
+        # Python mode keeps bytes as bytes: they are encoded in one alphabet afterwards.
+        assert kwargs["mode"] == "python"
+        return {"ok": True, "blob": b"\xfb\xff\xfe"}
+
+
+class _Legacy:
+    def model_dump(self) -> dict[str, object]:
+        return {"old": "sdk"}
+
+
+class _Kind(enum.Enum):
+    WEB = "web"
+
+
+class _Delta(BaseModel):
+    type: str
+    text: str
+    signature: bytes | None = None
 
 
 class _Broken:
@@ -15,24 +47,107 @@ class _Broken:
         raise RuntimeError("boom")
 
 
-def test_to_data_reads_every_input_kind() -> None:
-    assert to_data({"a": 1}) == ({"a": 1}, None)
-    assert to_data('{"a": 1}') == ({"a": 1}, None)
-    assert to_data(b'{"a": 1}') == ({"a": 1}, None)
-    assert to_data(_Dumpable()) == ({"ok": True}, None)
-    assert to_data(OrderedDict(a=1))[1] is None
+class _Probe(Provider):
+    """A reader that keeps the data `extract` hands it."""
+
+    name = "probe"
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    def detect(self, data: Mapping[str, Any]) -> bool:
+        return False
+
+    def detect_event(self, event: Mapping[str, Any]) -> bool:
+        return False
+
+    def read(self, data: Mapping[str, Any], builder: AnswerBuilder, **options: Any) -> None:
+        self.seen.append(data)
+
+    def stream(self, **options: Any) -> StreamReader:
+        raise NotImplementedError
 
 
-def test_to_data_reports_instead_of_raising() -> None:
-    for bad in ("{not json", b"\xff\xfe", _Broken(), object(), 3.5):
-        data, problem = to_data(bad)
-        assert data is None
-        assert problem
+@pytest.fixture
+def probe() -> Iterator[_Probe]:
+    reader = _Probe()
+    register(reader)
+    yield reader
+    unregister(reader)
+
+
+@pytest.mark.parametrize(
+    ("response", "data"),
+    [
+        ({"a": 1}, {"a": 1}),
+        ('{"a": 1}', {"a": 1}),
+        (b'{"a": 1}', {"a": 1}),
+        (_Dumpable(), {"ok": True, "blob": "+//+"}),
+        (_Legacy(), {"old": "sdk"}),
+        (OrderedDict(a=1), {"a": 1}),
+    ],
+)
+def test_readers_get_plain_data_from_every_input_kind(
+    probe: _Probe, response: object, data: dict[str, Any]
+) -> None:
+    extract(response, provider="probe")
+    assert probe.seen == [data]
+    assert type(probe.seen[0]) is dict
+
+
+def test_plain_data_walks_what_frameworks_keep() -> None:
+    # LlamaIndex keeps `dict(event)`: a dict whose values are still SDK objects.
+    event = {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": _Delta(type="text_delta", text="Été"),
+    }
+    assert to_plain_data(event) == {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": "Été", "signature": None},
+    }
+    moment = datetime.datetime(2025, 7, 14, 9, 30, tzinfo=datetime.timezone.utc)
+    assert to_plain_data(
+        {1: (_Kind.WEB, moment, datetime.date(2025, 7, 14)), "opaque": object(), "set": {3}}
+    ) == {"1": ["web", "2025-07-14T09:30:00Z", "2025-07-14"], "opaque": None, "set": [3]}
+
+
+def test_bytes_are_standard_base64_as_the_providers_json_carries_them() -> None:
+    # pydantic's JSON mode (google-genai's ser_json_bytes="base64") writes "-__-" here: the
+    # URL-safe alphabet. The Gemini REST API and base64 file data everywhere use the standard one.
+    assert to_plain_data({"thoughtSignature": b"\xfb\xff\xfe"}) == {"thoughtSignature": "+//+"}
+    assert to_plain_data(_Delta(type="t", text="", signature=b"\xfb\xef")) == {
+        "type": "t",
+        "text": "",
+        "signature": "++8=",
+    }
+
+
+def test_plain_data_is_not_copied_and_deep_nesting_is_cut() -> None:
+    data: dict[str, Any] = {"a": [{"b": "c"}], "n": 1.5}
+    assert to_plain_data(data) is data
+    deep: Any = "fond"
+    for _ in range(1_000):
+        deep = [deep]
+    node = to_plain_data({"deep": deep})["deep"]
+    depth = 0
+    while isinstance(node, list):
+        node, depth = node[0], depth + 1
+    assert node is None
+    assert depth < 300
+
+
+@pytest.mark.parametrize("bad", ["{not json", b"\xff\xfe", _Broken(), object(), 3.5])
+def test_unreadable_input_is_reported_instead_of_raising(probe: _Probe, bad: object) -> None:
+    answer = extract(bad, provider="probe")
+    assert probe.seen == []
+    assert answer.diagnostics
 
 
 def test_reader_records_wrong_types_and_ignores_missing() -> None:
-    diags: list[str] = []
-    r = Reader(diags)
+    builder = AnswerBuilder(None)
+    diags, r = builder.diagnostics, builder.read
     data = {"s": 1, "n": "x", "l": {}, "o": [], "i": "12", "f": 2.0, "b": True}
     assert r.text(data, "s", "$") is None
     assert r.integer(data, "n", "$") is None

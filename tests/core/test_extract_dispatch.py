@@ -9,6 +9,7 @@ from unicite.providers import (
     collect_stream,
     detect_provider,
     extract,
+    extract_content,
 )
 
 
@@ -59,3 +60,21 @@ def test_no_log_output_on_ordinary_input(caplog: pytest.LogCaptureFixture) -> No
         extract({"hello": "world"})
         collect_stream([])
     assert caplog.records == []
+
+
+def test_content_no_reader_takes_is_its_text_uncited() -> None:
+    blocks = ["Bonjour ", {"type": "text", "text": "à tous 👋"}, {"type": "image", "url": "x"}]
+    for answer in (extract_content(blocks), extract_content(blocks, "perplexity")):
+        assert (answer.text, answer.provider, answer.citations) == ("Bonjour à tous 👋", None, [])
+        assert answer.diagnostics == []
+
+
+def test_content_caller_mistakes_are_usage_errors() -> None:
+    with pytest.raises(UsageError, match="content"):
+        extract_content({"type": "text"})
+    with pytest.raises(UsageError, match="fields"):
+        extract_content("x", "openai", fields=["id"])  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="unknown provider"):
+        extract_content("x", "nope")
+    with pytest.raises(UsageError, match="require"):
+        extract_content("x", require="sources")  # type: ignore[arg-type]

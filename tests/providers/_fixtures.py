@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from unicite.providers._sse import iter_sse
+from unicite.providers import iter_sse
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 

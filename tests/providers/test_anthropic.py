@@ -22,7 +22,13 @@ from unicite import (
     SearchResultLocation,
     UrlLocation,
 )
-from unicite.providers import StreamCollector, collect_stream, detect_provider, extract
+from unicite.providers import (
+    StreamCollector,
+    collect_stream,
+    detect_provider,
+    extract,
+    extract_content,
+)
 
 CASSETTES = "providers/test_anthropic_sdk"
 FINALS = [
@@ -591,3 +597,154 @@ def test_unknown_stream_events_and_deltas_are_diagnosed() -> None:
         "unknown stream event type 'message_hum'",
         "content_block_delta 0: unknown delta type 'hum_delta'",
     ]
+
+
+# --- what frameworks keep of a response -------------------------------------------------------
+
+QUOTE = "L’abbaye fut fondée en 966 à la demande du duc Richard Ier."
+CLAIM = "l’abbaye fut fondée en 966"
+CHAR_CITATION = {
+    "type": "char_location",
+    "cited_text": QUOTE,
+    "document_index": 0,
+    "document_title": "Histoire du Mont-Saint-Michel",
+    "start_char_index": 0,
+    "end_char_index": len(QUOTE),
+}
+
+
+def documented_message() -> dict[str, Any]:
+    """A Message with a document citation, as the Messages API documents it."""
+    return {
+        "id": "msg_01Abc",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [
+            {"type": "text", "text": "D’après le document, "},
+            {"type": "text", "text": CLAIM, "citations": [CHAR_CITATION]},
+            {"type": "text", "text": " ⛪."},
+        ],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 410, "output_tokens": 31},
+    }
+
+
+def documented_stream() -> list[dict[str, Any]]:
+    """The raw events of `documented_message`, as the streaming documentation lays them out."""
+    final = documented_message()
+    start = {
+        **final,
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": 410, "output_tokens": 1},
+    }
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for n, block in enumerate(final["content"]):
+        opened = {"type": "text", "text": ""} | ({"citations": []} if "citations" in block else {})
+        events.append({"type": "content_block_start", "index": n, "content_block": opened})
+        for citation in block.get("citations", []):
+            delta = {"type": "citations_delta", "citation": citation}
+            events.append({"type": "content_block_delta", "index": n, "delta": delta})
+        delta = {"type": "text_delta", "text": block["text"]}
+        events.append({"type": "content_block_delta", "index": n, "delta": delta})
+        events.append({"type": "content_block_stop", "index": n})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 31},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return events
+
+
+def test_the_documented_stream_equals_its_message() -> None:
+    assert collect_stream(documented_stream()) == extract(documented_message())
+
+
+def test_a_stream_without_its_starts_is_rebuilt_from_its_deltas() -> None:
+    # LlamaIndex passes on block deltas, block stops and message deltas only.
+    kept = [
+        e
+        for e in documented_stream()
+        if e["type"] in ("content_block_delta", "content_block_stop", "message_delta")
+    ]
+    collector = StreamCollector()
+    announced = [item.citation for event in kept for item in collector.feed(event)]
+    answer = collector.result()
+    expected = extract(documented_message())
+    assert (answer.text, answer.citations, answer.sources) == (
+        expected.text,
+        expected.citations,
+        expected.sources,
+    )
+    assert announced == expected.citations
+    assert answer.citations[0].text == CLAIM
+    assert answer.extras == {"stop_reason": "end_turn"}  # no message_start: no id
+    assert answer.diagnostics == []
+
+
+def test_blocks_a_filtered_stream_cannot_rebuild_are_diagnosed() -> None:
+    events = [
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"query": "Mont"}'},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_stop", "index": 1},
+        {
+            "type": "content_block_delta",
+            "index": 2,
+            "delta": {"type": "text_delta", "text": "Réponse."},
+        },
+        {"type": "content_block_stop", "index": 2},
+    ]
+    answer = collect_stream(events)
+    assert answer.text == "Réponse."
+    assert [d.split(":")[0] for d in answer.diagnostics] == [
+        "content block 0",
+        "stream ended before message_stop",
+        "content_block_stop 1",
+    ]
+
+
+def test_content_blocks_read_like_the_message() -> None:
+    # LangChain's Anthropic content: the message's blocks with an `index` from stream merging,
+    # and a block a citations_delta chunk made without text.
+    final = documented_message()
+    blocks = [{**block, "index": n} for n, block in enumerate(final["content"])]
+    blocks.insert(2, {"type": "text", "citations": [], "index": 1})
+    fields = {"id": final["id"], "model": final["model"], "stop_reason": "end_turn", "usage": {}}
+    answer = extract_content(blocks, "anthropic", fields=fields)
+    assert answer == extract(final)
+    assert extract_content(blocks, fields=fields) == answer  # detected by its citations
+    assert extract_content("Bonjour 👋", "anthropic").text == "Bonjour 👋"
+
+
+def test_v1_standard_blocks_read_like_the_message() -> None:
+    final = documented_message()
+    annotation = {
+        "type": "citation",
+        "title": CHAR_CITATION["document_title"],
+        "cited_text": QUOTE,
+        "extras": {
+            k: CHAR_CITATION[k] for k in ("document_index", "start_char_index", "end_char_index")
+        },
+    }
+    blocks = [
+        {"type": "reasoning", "reasoning": "Lire le document."},
+        {"type": "text", "text": "D’après le document, "},
+        {"type": "text", "text": CLAIM, "annotations": [annotation]},
+        {"type": "text", "text": " ⛪."},
+    ]
+    answer = extract_content(blocks, "anthropic", fields={"model": final["model"]})
+    expected = extract(final)
+    assert (answer.text, [(c.start, c.end, c.location) for c in answer.citations]) == (
+        expected.text,
+        [(c.start, c.end, c.location) for c in expected.citations],
+    )
+    assert answer.diagnostics == []

@@ -21,8 +21,12 @@ from unicite import (  # noqa: E402
     SearchResultLocation,
     UrlLocation,
 )
-from unicite.providers import StreamCollector, collect_stream, extract  # noqa: E402
-from unicite.providers._extract import acollect_stream  # noqa: E402
+from unicite.providers import (  # noqa: E402
+    StreamCollector,
+    acollect_stream,
+    collect_stream,
+    extract,
+)
 
 MODEL = "claude-sonnet-4-6"
 KEY = os.getenv("ANTHROPIC_API_KEY", "mock-api-key")

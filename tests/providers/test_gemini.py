@@ -13,7 +13,13 @@ from providers._fixtures import cassette_bodies, sse_events
 from providers.contract import ProviderContract, assert_same_answer, check_invariants
 
 from unicite import CitationError, GroundingRequiredError, PageLocation
-from unicite.providers import StreamCollector, collect_stream, detect_provider, extract
+from unicite.providers import (
+    StreamCollector,
+    collect_stream,
+    detect_provider,
+    extract,
+    extract_content,
+)
 
 CASSETTES = "providers/test_gemini_sdk"
 _SNAKE = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -727,3 +733,132 @@ def test_stream_of_several_candidates_reads_the_chosen_one() -> None:
         "stream ended before a chunk with finishReason for candidate(s) 1: "
         "the answer may be cut short"
     ]
+
+
+# --- what frameworks keep of a response -------------------------------------------------------
+
+FIRST = "Le Mont-Saint-Michel accueille près de trois millions de visiteurs par an."
+SECOND = "L’abbaye date du XIe siècle ⛪."
+ANSWER = f"{FIRST} {SECOND}"
+REDIRECT = "https://vertexaisearch.cloud.google.com/grounding-api-redirect/"
+
+
+def documented_grounding() -> dict[str, Any]:
+    """``groundingMetadata`` as the API documents it: segment offsets in UTF-8 bytes."""
+    first_end = len(FIRST.encode())
+    return {
+        "webSearchQueries": ["Mont-Saint-Michel fréquentation"],
+        "searchEntryPoint": {"renderedContent": "<div>…</div>"},
+        "groundingChunks": [
+            {"web": {"uri": f"{REDIRECT}AbC", "title": "ot-montsaintmichel.com"}},
+            {"web": {"uri": f"{REDIRECT}DeF", "title": "fr.wikipedia.org"}},
+        ],
+        "groundingSupports": [
+            {
+                "segment": {"endIndex": first_end, "text": FIRST},
+                "groundingChunkIndices": [0],
+                "confidenceScores": [0.93],
+            },
+            {
+                "segment": {
+                    "startIndex": first_end + 1,
+                    "endIndex": len(ANSWER.encode()),
+                    "text": SECOND,
+                },
+                "groundingChunkIndices": [1],
+            },
+        ],
+    }
+
+
+def documented_response() -> dict[str, Any]:
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": ANSWER}]},
+                "finishReason": "STOP",
+                "groundingMetadata": documented_grounding(),
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 31, "totalTokenCount": 40},
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "r-0123",
+    }
+
+
+def bare_candidate(**candidate: Any) -> dict[str, Any]:
+    """A candidate's python-mode dump with response fields merged in, as LlamaIndex keeps it."""
+    return snake_case(
+        {
+            **candidate,
+            "usageMetadata": {
+                "promptTokenCount": 9,
+                "candidatesTokenCount": 31,
+                "totalTokenCount": 40,
+            },
+            "modelVersion": "gemini-2.5-flash",
+            "responseId": "r-0123",
+        }
+    )
+
+
+def test_a_bare_candidate_reads_like_its_response() -> None:
+    expected = extract(documented_response())
+    assert [c.text for c in expected.citations] == [FIRST, SECOND]
+    bare = bare_candidate(**candidate(documented_response()))
+    assert detect_provider(bare) == "gemini"
+    assert extract(bare) == expected
+
+
+def test_a_stream_of_bare_candidates_reads_like_the_response() -> None:
+    chunks = [
+        bare_candidate(content={"role": "model", "parts": [{"text": FIRST + " "}]}),
+        bare_candidate(
+            content={"role": "model", "parts": [{"text": SECOND}]},
+            finishReason="STOP",
+            groundingMetadata=documented_grounding(),
+        ),
+    ]
+    assert_same_answer(collect_stream(chunks), extract(documented_response()))
+
+
+def test_content_items_and_grounding_fields_read_like_the_response() -> None:
+    # LangChain's Gemini message: typed content items and snake_case grounding metadata.
+    expected = extract(documented_response())
+    fields = {
+        "grounding_metadata": snake_case(documented_grounding()),
+        "finish_reason": "STOP",
+        "model": "gemini-2.5-flash",
+        "safety_ratings": [],
+    }
+    items = [{"type": "thinking", "thinking": "Chercher la fréquentation."}, ANSWER]
+    answer = extract_content(items, "gemini", fields=fields)
+    assert (answer.text, answer.citations, answer.sources, answer.model) == (
+        expected.text,
+        expected.citations,
+        expected.sources,
+        expected.model,
+    )
+    assert answer.extras["thoughts"] == ["Chercher la fréquentation."]
+    assert extract_content(ANSWER, fields=fields).citations == expected.citations  # detected
+
+
+def test_v1_citations_give_the_grounding_back() -> None:
+    # LangChain's v1 Gemini citations keep the byte offsets and the chunk index in extras.
+    supports = documented_grounding()["groundingSupports"]
+    annotations = [
+        {
+            "type": "citation",
+            "url": f"{REDIRECT}AbC",
+            "title": "ot-montsaintmichel.com",
+            "start_index": supports[0]["segment"].get("startIndex", 0),
+            "end_index": supports[0]["segment"]["endIndex"],
+            "cited_text": FIRST,
+            "extras": {"google_ai_metadata": {"grounding_chunk_index": 0}},
+        }
+    ]
+    answer = extract_content(
+        [{"type": "text", "text": ANSWER, "annotations": annotations}], "gemini"
+    )
+    assert [c.text for c in answer.citations] == [FIRST]
+    assert answer.diagnostics == []

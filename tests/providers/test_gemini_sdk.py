@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import os
 from typing import Any
 
@@ -13,8 +15,12 @@ genai = pytest.importorskip("google.genai")
 from google.genai import types  # noqa: E402
 
 from unicite import CitationError, CitedAnswer, GroundingRequiredError, PageLocation  # noqa: E402
-from unicite.providers import StreamCollector, collect_stream, extract  # noqa: E402
-from unicite.providers._extract import acollect_stream  # noqa: E402
+from unicite.providers import (  # noqa: E402
+    StreamCollector,
+    acollect_stream,
+    collect_stream,
+    extract,
+)
 
 MODEL = "gemini-2.5-flash"
 SEARCH = types.GenerateContentConfig(tools=[types.Tool(google_search=types.GoogleSearch())])
@@ -414,3 +420,30 @@ def test_blocked_prompt() -> None:
     with pytest.raises(GroundingRequiredError) as info:
         extract(response, require="citations")
     assert (info.value.provider, info.value.reason) == ("gemini", "no grounding")
+
+
+def test_sdk_bytes_read_as_the_rest_api_writes_them() -> None:
+    # The REST API writes bytes fields in standard base64; pydantic's JSON mode, which the
+    # SDK's own dumps use (ser_json_bytes="base64"), would write "-_-_EA==" here.
+    signature = bytes([0xFB, 0xFF, 0xBF, 0x10])
+    encoded = base64.b64encode(signature).decode("ascii")
+    rest = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [
+                        {"text": "Olá, mundo.", "thoughtSignature": encoded},
+                        {"inlineData": {"mimeType": "image/png", "data": encoded}},
+                    ],
+                },
+                "finishReason": "STOP",
+            }
+        ],
+        "modelVersion": MODEL,
+    }
+    sdk = types.GenerateContentResponse.model_validate_json(json.dumps(rest))
+    assert sdk.candidates[0].content.parts[1].inline_data.data == signature  # type: ignore[index,union-attr]
+    answer = extract(sdk)
+    assert answer == extract(rest)
+    assert answer.extras["non_text_parts"][0]["inlineData"]["data"] == "+/+/EA=="

@@ -10,7 +10,13 @@ from providers._fixtures import cassette_bodies, sse_events
 from providers.contract import ProviderContract, assert_same_answer
 
 from unicite import CitationError, GroundingRequiredError, UrlLocation
-from unicite.providers import StreamCollector, collect_stream, detect_provider, extract
+from unicite.providers import (
+    StreamCollector,
+    collect_stream,
+    detect_provider,
+    extract,
+    extract_content,
+)
 
 SDK = "providers/test_openai_sdk/"
 
@@ -892,3 +898,109 @@ def test_failed_response_says_why(status: str, detail: dict[str, object], expect
         extract(body, strict=True)
     completed = extract({**body, "status": "completed"})
     assert completed.diagnostics == []
+
+
+# --- what frameworks keep of a response -------------------------------------------------------
+
+LINKED = "Le viaduc de Millau culmine à 343 mètres ([fr.wikipedia.org](https://fr.wikipedia.org/wiki/Viaduc_de_Millau))."
+MILLAU = "https://fr.wikipedia.org/wiki/Viaduc_de_Millau"
+
+
+def millau_response() -> dict[str, Any]:
+    return response(
+        web_search(type="search", query="hauteur viaduc de Millau"),
+        message(text_part(LINKED, url_citation(LINKED, LINKED[LINKED.index("([") :][:-1], MILLAU))),
+    )
+
+
+def test_a_terminal_stream_event_reads_as_the_response_it_carries() -> None:
+    final = millau_response()
+    for kind in ("response.completed", "response.incomplete", "response.failed"):
+        event = {"type": kind, "sequence_number": 12, "response": final}
+        assert detect_provider(event) == "openai"
+        assert extract(event) == extract(final)
+
+
+def test_flat_output_blocks_read_like_the_response() -> None:
+    # LangChain's Responses content: parts flattened into text blocks carrying their item id,
+    # tool items as blocks, an `index` on every block from stream merging.
+    final = millau_response()
+    search, item = final["output"]
+    part = item["content"][0]
+    blocks = [
+        {**search, "index": 0},
+        {
+            "type": "text",
+            "text": part["text"],
+            "annotations": part["annotations"],
+            "id": item["id"],
+            "index": 1,
+        },
+    ]
+    fields = {
+        "id": final["id"],
+        "model": final["model"],
+        "status": "completed",
+        "service_tier": "x",
+    }
+    answer = extract_content(blocks, "openai", fields=fields)
+    assert answer == extract(final)
+    assert answer.citations[0].text == "Le viaduc de Millau culmine à 343 mètres"
+    assert extract_content(blocks, fields=fields) == answer  # detected by its shapes
+
+
+def test_v1_standard_blocks_read_like_the_response() -> None:
+    final = millau_response()
+    ann = final["output"][1]["content"][0]["annotations"][0]
+    blocks = [
+        {
+            "type": "server_tool_call",
+            "name": "web_search",
+            "id": "ws_0123",
+            "args": {"type": "search", "query": "hauteur viaduc de Millau"},
+        },
+        {
+            "type": "server_tool_result",
+            "tool_call_id": "ws_0123",
+            "status": "success",
+            "output": {},
+        },
+        {
+            "type": "text",
+            "text": LINKED,
+            "id": "msg_0123",
+            "annotations": [
+                {
+                    "type": "citation",
+                    "url": MILLAU,
+                    "title": ann["title"],
+                    "start_index": ann["start_index"],
+                    "end_index": ann["end_index"],
+                }
+            ],
+        },
+        {"type": "reasoning", "reasoning": "Chercher la hauteur."},
+    ]
+    answer = extract_content(blocks, "openai", fields={"status": "completed"})
+    expected = extract(final)
+    assert [(c.start, c.end, c.marker_span) for c in answer.citations] == [
+        (c.start, c.end, c.marker_span) for c in expected.citations
+    ]
+    assert answer.extras["web_search_queries"] == ["hauteur viaduc de Millau"]
+    assert answer.diagnostics == []
+
+
+def test_a_search_models_text_gets_its_links_back_as_annotations() -> None:
+    # Frameworks keep a completion's text and drop its annotations: the links give them back.
+    ann = url_citation(LINKED, LINKED[LINKED.index("([") :][:-1], MILLAU, "fr.wikipedia.org")
+    expected = extract(chat(LINKED, [ann]))
+    fields = {"model": "gpt-4o-search-preview", "finish_reason": "stop", "id": "chatcmpl-0123"}
+    answer = extract_content(LINKED, "openai", fields=fields)
+    assert [(c.start, c.end, c.marker_span) for c in answer.citations] == [
+        (c.start, c.end, c.marker_span) for c in expected.citations
+    ]
+    assert answer.citations[0].extras == {"recovered_from": "inline_link"}
+    assert answer.extras["finish_reason"] == "stop"
+    # Not a search model: the links are only links.
+    plain = extract_content(LINKED, "openai", fields={"model": "gpt-5.2"})
+    assert (plain.provider, plain.citations) == ("openai", [])

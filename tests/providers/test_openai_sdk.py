@@ -16,8 +16,12 @@ import pydantic  # noqa: E402
 from openai.types.responses import Response  # noqa: E402
 
 from unicite import CitedAnswer, GroundingRequiredError  # noqa: E402
-from unicite.providers import StreamCollector, collect_stream, extract  # noqa: E402
-from unicite.providers._extract import acollect_stream  # noqa: E402
+from unicite.providers import (  # noqa: E402
+    StreamCollector,
+    acollect_stream,
+    collect_stream,
+    extract,
+)
 
 API_KEY = os.getenv("OPENAI_API_KEY", "mock-api-key")
 

@@ -14,7 +14,7 @@ from typing import Any
 from unicite._data import Reader
 from unicite.exceptions import CitationError
 from unicite.model import Citation, CitationOrigin, CitedAnswer, Location, Source
-from unicite.sources._ledger import SourceLedger
+from unicite.sources import SourceLedger
 
 __all__ = ["AnswerBuilder"]
 

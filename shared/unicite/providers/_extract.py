@@ -6,16 +6,13 @@ import logging
 from collections.abc import AsyncIterable, Iterable, Mapping
 from typing import Any, Literal
 
-from unicite._data import to_data
+from unicite._data import to_data, to_plain
 from unicite.exceptions import GroundingRequiredError, UsageError
 from unicite.model import Citation, CitedAnswer
 from unicite.providers._base import CitationEvent, Provider, StreamReader
 from unicite.providers._builder import AnswerBuilder
+from unicite.providers._registry import registered
 from unicite.providers._sse import iter_sse, looks_like_sse
-from unicite.providers.anthropic import ANTHROPIC
-from unicite.providers.gemini import GEMINI
-from unicite.providers.openai import OPENAI_CHAT, OPENAI_RESPONSES
-from unicite.providers.others import COHERE, PERPLEXITY
 
 __all__ = [
     "PROVIDER_NAMES",
@@ -24,22 +21,14 @@ __all__ = [
     "collect_stream",
     "detect_provider",
     "extract",
+    "extract_content",
 ]
 
 logger = logging.getLogger("unicite")
 
-# Detection order matters: Perplexity answers are Chat Completions with extra fields.
-_READERS: tuple[Provider, ...] = (
-    OPENAI_RESPONSES,
-    PERPLEXITY,
-    OPENAI_CHAT,
-    ANTHROPIC,
-    GEMINI,
-    COHERE,
-)
-
 PROVIDER_NAMES = ("openai", "anthropic", "gemini", "perplexity", "cohere")
-"""Names accepted by ``provider=``; ``"google"`` and ``"vertex"`` are aliases of ``"gemini"``."""
+"""Names of the built-in providers, accepted by ``provider=`` with those of registered ones;
+``"google"`` and ``"vertex"`` are aliases of ``"gemini"``, ``"claude"`` of ``"anthropic"``."""
 
 _ALIASES = {"google": "gemini", "vertex": "gemini", "vertexai": "gemini", "claude": "anthropic"}
 
@@ -47,17 +36,19 @@ Require = Literal["citations"] | None
 
 
 def _readers_for(provider: str | None) -> tuple[Provider, ...]:
+    readers = registered()
     if provider is None:
-        return _READERS
+        return readers
     if not isinstance(provider, str):
         raise UsageError(f"provider must be a string, got {type(provider).__name__}")
-    name = _ALIASES.get(provider.lower(), provider.lower())
-    readers = tuple(r for r in _READERS if r.name == name)
-    if not readers:
-        raise UsageError(
-            f"unknown provider {provider!r}; expected one of {', '.join(PROVIDER_NAMES)}"
-        )
-    return readers
+    name = provider.lower()
+    found = tuple(r for r in readers if r.name.lower() == name)
+    if not found and name in _ALIASES:
+        found = tuple(r for r in readers if r.name.lower() == _ALIASES[name])
+    if not found:
+        names = ", ".join(dict.fromkeys(r.name for r in readers)) or "none registered"
+        raise UsageError(f"unknown provider {provider!r}; expected one of {names}")
+    return found
 
 
 def _check_require(require: object) -> None:
@@ -91,7 +82,7 @@ def detect_provider(response: object) -> str | None:
     """The provider a final response comes from, or None when the shape is unknown."""
     data, _ = to_data(response)
     if isinstance(data, Mapping):
-        for reader in _READERS:
+        for reader in registered():
             if reader.detect(data):
                 return reader.name
     return None
@@ -132,7 +123,8 @@ def extract(
 
     Args:
         response: The provider response.
-        provider: Skip detection: one of `PROVIDER_NAMES`.
+        provider: Skip detection: the name of a registered provider (`PROVIDER_NAMES` for
+            the built-in ones; see `register`).
         strict: Raise `CitationError` instead of recording diagnostics.
         require: ``"citations"`` raises `GroundingRequiredError` when the answer has none.
         candidate: Which Gemini candidate to read (the first by default).
@@ -157,19 +149,116 @@ def extract(
             reader = readers[0]
         if reader is None:
             problem = _provider_error(data) or (
-                "unrecognised response shape: not OpenAI, Anthropic, Gemini, Perplexity or Cohere"
+                f"unrecognised response shape: not {_names(readers)}"
             )
     builder = AnswerBuilder(reader.name if reader else (readers[0].name if provider else None))
     if reader is None or problem is not None:
         builder.note(problem or "unreadable response")
         return _finish(builder, strict=strict, require=require, grounded=False)
+    _read(reader, data, builder, candidate=candidate)
+    return _finish(builder, strict=strict, require=require, grounded=builder.grounded)
+
+
+_DISPLAY_NAMES = {"openai": "OpenAI"}
+
+
+def _names(readers: tuple[Provider, ...]) -> str:
+    """``"OpenAI, Anthropic or Gemini"``: the readers' provider names, for a message."""
+    names = list(dict.fromkeys(_DISPLAY_NAMES.get(r.name, r.name.capitalize()) for r in readers))
+    if len(names) < 2:
+        return "".join(names) or "any registered provider"
+    return f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _read(
+    reader: Provider, data: Mapping[str, Any], builder: AnswerBuilder, **options: Any
+) -> None:
+    """Run one reader; what it raises becomes a diagnostic."""
     try:
-        reader.read(data, builder, candidate=candidate)
+        reader.read(data, builder, **options)
     except RecursionError:
         builder.note(f"the {reader.name} response is nested too deeply to read")
     except Exception as err:
         builder.note(f"internal error reading the {reader.name} response: {err!r}")
-    return _finish(builder, strict=strict, require=require, grounded=builder.grounded)
+
+
+def _content_text(content: str | list[Any]) -> str:
+    """The text of content no reader takes: strings and text blocks, joined."""
+    if isinstance(content, str):
+        return content
+    pieces = []
+    for block in content:
+        if isinstance(block, str):
+            pieces.append(block)
+        elif isinstance(block, Mapping) and block.get("type") in (None, "text", "output_text"):
+            text = block.get("text")
+            if isinstance(text, str):
+                pieces.append(text)
+    return "".join(pieces)
+
+
+def extract_content(
+    content: object,
+    provider: str | None = None,
+    *,
+    fields: Mapping[str, Any] | None = None,
+    strict: bool = False,
+    require: Require = None,
+) -> CitedAnswer:
+    """The `CitedAnswer` of a response kept, as frameworks keep one, as content plus fields.
+
+    LangChain and LlamaIndex keep a provider's answer as its content (a string, or a list of
+    content blocks: the provider's own, or a framework's normalised or standard ones) and a
+    few of the response's top-level fields. Each provider's reader puts them back where its
+    API has them (`Provider.from_content`) and reads the response they add up to, so the
+    answer equals `extract` on the original response wherever the framework kept what counts.
+
+    Args:
+        content: A string or a list of content blocks (SDK objects are read as `to_data`).
+        provider: The provider's name; None detects it from citation and tool shapes in the
+            blocks (and grounding metadata in the fields).
+        fields: The response's other fields as the provider names them (``id``, ``model``,
+            ``status``, ``finish_reason``, ``stop_reason``, ``grounding_metadata``...); other
+            keys are ignored.
+        strict: Raise `CitationError` instead of recording diagnostics.
+        require: ``"citations"`` raises `GroundingRequiredError` when the answer has none.
+
+    Returns:
+        The answer. When no reader takes the content (no provider given and none detected, or
+        a provider whose readers read no content), its text, uncited, with ``provider`` None.
+
+    Raises:
+        UsageError: ``content`` is neither a string nor a list, ``fields`` is not a mapping,
+            or ``provider`` names no registered provider.
+    """
+    _check_require(require)
+    readers = _readers_for(provider)
+    data = to_plain(content)
+    if not isinstance(data, (str, list)):
+        raise UsageError(
+            f"content must be a string or a list of blocks, got {type(content).__name__}"
+        )
+    extra = to_plain(fields) if fields is not None else {}
+    if not isinstance(extra, Mapping):
+        raise UsageError(f"fields must be a mapping, got {type(fields).__name__}")
+    for reader in readers:
+        try:
+            if provider is None and not reader.detect_content(data, extra):
+                continue
+            response = reader.from_content(data, extra)
+        except Exception as err:
+            builder = AnswerBuilder(reader.name)
+            builder.note(f"internal error reading {reader.name} content: {err!r}")
+            builder.append_text(_content_text(data))
+            return _finish(builder, strict=strict, require=require, grounded=False)
+        if response is None:
+            continue
+        builder = AnswerBuilder(reader.name)
+        _read(reader, response, builder)
+        return _finish(builder, strict=strict, require=require, grounded=builder.grounded)
+    builder = AnswerBuilder(None)
+    builder.append_text(_content_text(data))
+    return _finish(builder, strict=strict, require=require, grounded=False)
 
 
 class StreamCollector:

@@ -18,13 +18,16 @@ def looks_like_sse(text: str) -> bool:
     return head.startswith(("event:", "data:", "id:", ":"))
 
 
-def iter_sse(text: str, diagnostics: list[str]) -> Iterator[Any]:
+def iter_sse(text: str, diagnostics: list[str] | None = None) -> Iterator[Any]:
     """Yield the JSON payload of each SSE event in `text`.
 
     The ``event:`` name becomes ``type`` when the payload has none; ``[DONE]`` sentinels and
-    comments are skipped; payloads that are not JSON become diagnostics. Lines that are whole JSON
-    objects (JSON Lines logs of SDK events) are accepted too.
+    comments are skipped; payloads that are not JSON are skipped with a line appended to
+    `diagnostics` when given. Lines that are whole JSON objects (JSON Lines logs of SDK events)
+    are accepted too. Each payload can be fed to `StreamCollector.feed` as it comes.
     """
+    if diagnostics is None:
+        diagnostics = []
     name: str | None = None
     data: list[str] = []
 

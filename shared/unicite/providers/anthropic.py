@@ -19,7 +19,7 @@ from unicite.model import (
     SearchResultLocation,
     UrlLocation,
 )
-from unicite.providers._base import CitationEvent, Provider, StreamReader
+from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
 
 __all__ = ["ANTHROPIC", "AnthropicProvider"]
@@ -429,6 +429,143 @@ def _read_message(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
     reader.close()
 
 
+# --- content as frameworks keep it ---------------------------------------------------------
+
+_SEARCH_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result", "web_fetch_tool_result"})
+
+# Citation types told apart by the location field LangChain's v1 translation keeps in extras,
+# with the key their title goes under.
+_V1_LOCATIONS = (
+    ("start_char_index", "char_location", "document_title"),
+    ("start_page_number", "page_location", "document_title"),
+    ("search_result_index", "search_result_location", "title"),
+    ("start_block_index", "content_block_location", "document_title"),
+)
+# Standard v1 block types with no Anthropic block of that name.
+_V1_BLOCKS = frozenset(
+    {
+        "server_tool_call",
+        "server_tool_result",
+        "non_standard",
+        "reasoning",
+        "tool_call",
+        "tool_call_chunk",
+        "invalid_tool_call",
+    }
+)
+
+
+def _is_v1(blocks: list[Any]) -> bool:
+    for block in blocks:
+        if not isinstance(block, Mapping):
+            continue
+        if _kind(block) in _V1_BLOCKS:
+            return True
+        annotations = block.get("annotations")
+        if isinstance(annotations, list) and any(
+            isinstance(a, Mapping) and a.get("type") in ("citation", "non_standard_annotation")
+            for a in annotations
+        ):
+            return True
+    return False
+
+
+def _citation_from_v1(annotation: Any) -> Any:
+    if not isinstance(annotation, Mapping):
+        return annotation
+    kind = annotation.get("type")
+    if kind == "non_standard_annotation":
+        return annotation.get("value")
+    if kind != "citation":
+        return dict(annotation)
+    extras = annotation.get("extras")
+    out: dict[str, Any] = dict(extras) if isinstance(extras, Mapping) else {}
+    if "cited_text" in annotation:
+        out["cited_text"] = annotation["cited_text"]
+    if "url" in annotation:
+        out.update(type="web_search_result_location", url=annotation["url"])
+        if "title" in annotation:
+            out["title"] = annotation["title"]
+        return out
+    for field_name, name, title_key in _V1_LOCATIONS:
+        if field_name in out:
+            out["type"] = name
+            if "title" in annotation:
+                out[title_key] = annotation["title"]
+            return out
+    out["type"] = "citation"  # unknown: the reader records it in extras["unknown"]
+    return out
+
+
+def _from_v1(blocks: list[Any]) -> list[Any]:
+    """Anthropic content blocks from LangChain's standard (v1) ones.
+
+    Text blocks get their ``citations`` back from their annotations, server tool calls and
+    results their Anthropic block types (kept in ``extras``); other standard blocks (reasoning,
+    function calls) carry no citation and are left out.
+    """
+    out: list[Any] = []
+    for block in blocks:
+        if not isinstance(block, Mapping):
+            out.append(block)
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            annotations = block.get("annotations")
+            text_block: dict[str, Any] = {"type": "text", "text": block.get("text", "")}
+            if isinstance(annotations, list) and annotations:
+                text_block["citations"] = [_citation_from_v1(a) for a in annotations]
+            out.append(text_block)
+        elif kind == "server_tool_call":
+            extras = block.get("extras")
+            name = extras.get("tool_name") if isinstance(extras, Mapping) else None
+            out.append(
+                {
+                    "type": "server_tool_use",
+                    "id": block.get("id"),
+                    "name": name or block.get("name"),
+                    "input": block.get("args") or {},
+                }
+            )
+        elif kind == "server_tool_result":
+            extras = block.get("extras")
+            block_type = extras.get("block_type") if isinstance(extras, Mapping) else None
+            out.append(
+                {
+                    "type": block_type or "web_search_tool_result",
+                    "tool_use_id": block.get("tool_call_id"),
+                    "content": block.get("output", []),
+                }
+            )
+        elif kind == "non_standard" and isinstance(block.get("value"), Mapping):
+            out.append(dict(block["value"]))
+    return out
+
+
+def _content_message(content: str | list[Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``Message`` of content blocks kept by a framework, with its id, model and stop."""
+    blocks = [content] if isinstance(content, str) else content
+    if _is_v1(blocks):
+        blocks = _from_v1(blocks)
+    kept: list[Any] = []
+    for block in blocks:
+        if isinstance(block, str):
+            if block:
+                kept.append({"type": "text", "text": block})
+        elif isinstance(block, Mapping):
+            out = {key: value for key, value in block.items() if key != "index"}
+            if out.get("type") == "text" and "text" not in out:
+                out["text"] = ""  # a streamed citations_delta chunk that carried no text
+            kept.append(out)
+        else:
+            kept.append(block)
+    message: dict[str, Any] = {"type": "message", "role": "assistant", "content": kept}
+    for key in ("model", "id", "stop_reason"):
+        if fields.get(key) is not None:
+            message[key] = fields[key]
+    return message
+
+
 # --- streaming ------------------------------------------------------------------------------
 
 
@@ -466,24 +603,43 @@ class _BlockState:
         return block, problem
 
 
-class _AnthropicStream(StreamReader):
-    """Rebuilds the final `Message` from raw stream events (dicts of SDK events or SSE data)."""
+# The block a delta belongs to, when the stream did not carry that block's start.
+_BLOCK_OF_DELTA: dict[str, dict[str, Any]] = {
+    "text_delta": {"type": "text", "text": ""},
+    "citations_delta": {"type": "text", "text": ""},
+    "thinking_delta": {"type": "thinking", "thinking": "", "signature": ""},
+    "signature_delta": {"type": "thinking", "thinking": "", "signature": ""},
+    "input_json_delta": {"type": "tool_use", "id": "", "name": "", "input": {}},
+}
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+
+class _AnthropicStream(RebuildingStream):
+    """Rebuilds the final `Message` from raw stream events (dicts of SDK events or SSE data).
+
+    Frameworks pass some events on and not others (LlamaIndex yields only block deltas, block
+    stops and message deltas), so what is missing is rebuilt where the events that follow say
+    enough: the message without its ``message_start`` (no id or model then), a text or thinking
+    block from its first delta. A ``message_delta`` with a ``stop_reason`` ends the message as
+    ``message_stop`` does: that event carries nothing more.
+    """
+
+    def __init__(self, provider: Provider, **options: Any) -> None:
+        super().__init__(provider, **options)
         self._message: dict[str, Any] | None = None
         self._blocks: dict[int, _BlockState] = {}
         self._stopped = False
+        self._unstarted_tools: list[int] = []
         # A live reader follows the blocks as they close, so citations can be announced with the
         # offsets the final answer will give them.
-        self._live = AnswerBuilder(ANTHROPIC.name)
+        self._live = AnswerBuilder(provider.name)
         self._live_reader = _MessageReader(self._live)
         # Indices of started blocks the live reader has not read yet, as a heap: closing a
         # block looks only at these, so a stream of many blocks is read in linear time.
         self._unread: list[int] = []
+        self._closed: list[Citation] = []
 
-    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
-        """Take one event; return the citations of a text block it closed."""
+    def take(self, event: Mapping[str, Any]) -> bool:
+        """Merge one event; True when it closed a block."""
         kind = _kind(event)
         if kind == "message_start":
             self._start(event)
@@ -505,7 +661,7 @@ class _AnthropicStream(StreamReader):
             )
         elif kind != "ping" and kind not in _HELPER_EVENTS:
             self.diagnostics.append(f"unknown stream event type {event.get('type')!r}")
-        return []
+        return False
 
     def _index(self, event: Mapping[str, Any]) -> int | None:
         index = event.get("index")
@@ -527,14 +683,7 @@ class _AnthropicStream(StreamReader):
         for n, block in enumerate(content if isinstance(content, list) else []):
             self._live_reader.block(block, f"message.content[{n}]")
 
-    def _block_start(self, event: Mapping[str, Any]) -> None:
-        index = self._index(event)
-        block = event.get("content_block")
-        if index is None:
-            return
-        if not isinstance(block, Mapping):
-            self.diagnostics.append(f"content_block_start {index}: no content_block object")
-            return
+    def _open(self, index: int, block: Mapping[str, Any]) -> None:
         if index in self._blocks:
             self.diagnostics.append(f"content_block_start {index}: repeats an earlier block")
         else:
@@ -544,16 +693,24 @@ class _AnthropicStream(StreamReader):
             data=dict(block), citations=list(citations) if isinstance(citations, list) else None
         )
 
+    def _block_start(self, event: Mapping[str, Any]) -> None:
+        index = self._index(event)
+        block = event.get("content_block")
+        if index is None:
+            return
+        if not isinstance(block, Mapping):
+            self.diagnostics.append(f"content_block_start {index}: no content_block object")
+            return
+        self._open(index, block)
+
     def _delta(self, event: Mapping[str, Any]) -> None:
         index = self._index(event)
         if index is None:
             return
         state = self._blocks.get(index)
         delta = event.get("delta")
-        if state is None or not isinstance(delta, Mapping):
-            self.diagnostics.append(
-                f"content_block_delta {index}: no such block, or no delta object"
-            )
+        if not isinstance(delta, Mapping):
+            self.diagnostics.append(f"content_block_delta {index}: no delta object")
             return
         kind = _kind(delta)
         keys = {
@@ -568,6 +725,12 @@ class _AnthropicStream(StreamReader):
                 f"content_block_delta {index}: unknown delta type {delta.get('type')!r}"
             )
             return
+        if state is None:
+            # The block's start was not passed on: its first delta says what block it is.
+            if kind == "input_json_delta":
+                self._unstarted_tools.append(index)
+            self._open(index, _BLOCK_OF_DELTA[kind])
+            state = self._blocks[index]
         value = delta.get(keys[kind])
         if kind == "citations_delta":
             if state.citations is None:
@@ -586,35 +749,47 @@ class _AnthropicStream(StreamReader):
         else:
             state.signature = value
 
-    def _block_stop(self, event: Mapping[str, Any]) -> list[CitationEvent]:
+    def _block_stop(self, event: Mapping[str, Any]) -> bool:
         index = self._index(event)
         if index is None:
-            return []
+            return False
         state = self._blocks.get(index)
         if state is None:
-            self.diagnostics.append(f"content_block_stop {index}: no such block")
-            return []
+            self.diagnostics.append(
+                f"content_block_stop {index}: the block never started (a block that arrives "
+                "whole in its content_block_start, such as a server tool result, is lost "
+                "without that event)"
+            )
+            return False
         state.stopped = True
-        announced = []
         # Blocks close in index order; read every closed block not read yet, lowest first.
         while self._unread and self._blocks[self._unread[0]].stopped:
             n = heapq.heappop(self._unread)
             block, _ = self._blocks[n].value()
-            for citation in self._live_reader.block(block, f"message.content[{n}]"):
-                sources = [
-                    s for s in map(self._live.ledger.get, citation.source_ids) if s is not None
-                ]
-                announced.append(CitationEvent(citation=citation, sources=sources))
+            self._closed.extend(self._live_reader.block(block, f"message.content[{n}]"))
+        return bool(self._closed)
+
+    def announce(self) -> list[CitationEvent]:
+        """The citations of the text blocks closed since the last call."""
+        closed, self._closed = self._closed, []
+        announced = []
+        for citation in closed:
+            sources = [s for s in map(self._live.ledger.get, citation.source_ids) if s is not None]
+            announced.append(CitationEvent(citation=citation, sources=sources))
         return announced
 
     def _message_delta(self, event: Mapping[str, Any]) -> None:
         delta = event.get("delta")
-        if self._message is None or not isinstance(delta, Mapping):
-            self.diagnostics.append("message_delta event before message_start, or without a delta")
+        if not isinstance(delta, Mapping):
+            self.diagnostics.append("message_delta event without a delta")
             return
+        if self._message is None:
+            self._message = {"type": "message", "role": "assistant"}
         for key in ("stop_reason", "stop_sequence", "stop_details"):
             if key in delta:
                 self._message[key] = delta[key]
+        if delta.get("stop_reason") is not None:
+            self._stopped = True
         if delta.get("container") is not None:
             self._message["container"] = delta["container"]
         usage = event.get("usage")
@@ -624,7 +799,7 @@ class _AnthropicStream(StreamReader):
             merged.update({k: v for k, v in usage.items() if v is not None})
             self._message["usage"] = merged
 
-    def message(self) -> dict[str, Any]:
+    def response(self) -> dict[str, Any]:
         """The message the events so far add up to (as the SDK's final message snapshot)."""
         message = dict(self._message or {"type": "message", "role": "assistant"})
         content = message.get("content")
@@ -633,18 +808,22 @@ class _AnthropicStream(StreamReader):
         message["content"] = blocks
         return message
 
-    def finish(self, builder: AnswerBuilder) -> None:
-        """Read the rebuilt message exactly as a final response is read."""
-        if self._message is None:
-            builder.note("stream has no message_start event")
+    def problems(self) -> list[str]:
+        """Tool input that is not JSON, tool blocks without a start, and a missing end."""
+        notes = []
         for n in sorted(self._blocks):
             state = self._blocks[n]
             problem = state.value()[1]
             if problem and state.stopped:
-                builder.note(f"content block {n}: {problem}")
-        _read_message(self.message(), builder)
+                notes.append(f"content block {n}: {problem}")
+        for n in self._unstarted_tools:
+            notes.append(
+                f"content block {n}: its content_block_start is missing; read as a tool_use "
+                "block (a server tool's name and search query are lost)"
+            )
         if not self._stopped:
-            builder.note("stream ended before message_stop")
+            notes.append("stream ended before message_stop")
+        return notes
 
 
 class AnthropicProvider(Provider):
@@ -671,8 +850,32 @@ class AnthropicProvider(Provider):
         _read_message(data, builder)
 
     def stream(self, **options: Any) -> StreamReader:
-        """A reader for one raw event stream."""
-        return _AnthropicStream(**options)
+        """A reader for one raw event stream (whole, or as a framework passes it on)."""
+        return _AnthropicStream(self, **options)
+
+    def from_content(
+        self, content: str | list[Any], fields: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """The ``Message`` a framework's content blocks and fields came from.
+
+        Blocks are the message's content blocks (a string is one text block); the ``index``
+        frameworks add while streaming is dropped, and a text block a streamed
+        ``citations_delta`` made without text gets an empty one. LangChain's standard (v1)
+        blocks are put back in the API's shape: citation types told apart by the location
+        fields kept in their ``extras``, server tool calls and results, non-standard wrappers.
+        ``fields``: ``id``, ``model``, ``stop_reason``.
+        """
+        return _content_message(content, fields)
+
+    def detect_content(self, content: str | list[Any], fields: Mapping[str, Any]) -> bool:
+        """Blocks holding citations or server-side web search."""
+        if isinstance(content, str):
+            return False
+        return any(
+            isinstance(block, Mapping) and ("citations" in block or _kind(block) in _SEARCH_BLOCKS)
+            for block in content
+        )
 
 
 ANTHROPIC = AnthropicProvider()
+"""The Anthropic Messages reader registered with the dispatcher."""

@@ -5,20 +5,17 @@ Reads REST (camelCase) and SDK (snake_case) shapes alike, final responses and st
 
 from __future__ import annotations
 
-import base64
-import datetime
-import enum
 import functools
 import re
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
+from unicite._data import to_plain
 from unicite._offsets import OffsetIndex
 from unicite.model import Location, PageLocation
-from unicite.providers._base import CitationEvent, Provider, StreamReader
+from unicite.providers._base import Provider, RebuildingStream
 from unicite.providers._builder import AnswerBuilder
 
 __all__ = ["GEMINI", "GeminiProvider", "GeminiStream"]
@@ -42,6 +39,21 @@ _GROUNDING_FIELDS = frozenset(
     }
 )
 _SEARCH_RAN_FIELDS = ("webSearchQueries", "retrievalQueries", "imageSearchQueries")
+# Fields of a response (not of its candidates), in the camelCase the reader normalises to.
+_TOP_LEVEL_FIELDS = _RESPONSE_FIELDS | {
+    "usageMetadata",
+    "promptFeedback",
+    "responseId",
+    "createTime",
+    "modelStatus",
+}
+_CANDIDATE_METADATA_KEYS = (
+    "groundingMetadata",
+    "grounding_metadata",
+    "citationMetadata",
+    "citation_metadata",
+)
+_GROUNDING_KEYS = ("grounding_metadata", "groundingMetadata")
 
 _TEXT_PART_FIELDS = frozenset({"text", "thought", "thoughtSignature"})
 _PAYLOAD_PART_FIELDS = frozenset(
@@ -89,29 +101,8 @@ def _snake(key: str) -> str:
     return _SNAKE_RE.sub(r"_\1", key).lower()
 
 
-def _scalar(value: Any) -> Any:
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, (bytes, bytearray)):
-        # As the SDK's own JSON dump writes bytes (``ser_json_bytes="base64"``).
-        return base64.urlsafe_b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, datetime.datetime):
-        return value.isoformat().replace("+00:00", "Z")
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    return value
-
-
-def _opaque(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(key): _opaque(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_opaque(item) for item in value]
-    return _scalar(value)
-
-
 def _plain(value: Any) -> Any:
-    """REST-shaped copy of `value`: camelCase keys, no nulls, enums and bytes as JSON values.
+    """REST-shaped copy of `value`: camelCase keys, no nulls, other values as `to_plain` makes them.
 
     The SDK's ``model_dump()`` gives snake_case keys and a null for every unset field; the REST
     API and ``model_dump(by_alias=True)`` give camelCase. Reading one shape makes them all give
@@ -128,11 +119,12 @@ def _plain(value: Any) -> Any:
             name = _camel(key) if isinstance(key, str) else str(key)
             if name in out and name != key:
                 continue  # the camelCase spelling of a field wins over its snake_case twin
-            out[name] = _opaque(item) if name in _OPAQUE_FIELDS else _plain(item)
+            out[name] = to_plain(item) if name in _OPAQUE_FIELDS else _plain(item)
         return out
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
-    return _scalar(value)
+    plain = to_plain(value)
+    return _plain(plain) if isinstance(plain, (dict, list)) else plain
 
 
 def _looks_like_response(data: Mapping[str, Any]) -> bool:
@@ -142,6 +134,25 @@ def _looks_like_response(data: Mapping[str, Any]) -> bool:
         isinstance(data.get(key), Mapping)
         for key in ("promptFeedback", "prompt_feedback", "usageMetadata", "usage_metadata")
     )
+
+
+def _looks_like_candidate(data: Mapping[str, Any]) -> bool:
+    """A bare candidate: model content (a ``parts`` list or a role) or candidate metadata."""
+    if "candidates" in data:
+        return False
+    content = data.get("content")
+    if isinstance(content, Mapping) and ("parts" in content or "role" in content):
+        return True
+    return any(isinstance(data.get(key), Mapping) for key in _CANDIDATE_METADATA_KEYS)
+
+
+def _as_response(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A normalised response; a bare candidate wrapped, its response-level fields lifted out."""
+    if not _looks_like_candidate(data):
+        return data
+    top = {key: value for key, value in data.items() if key in _TOP_LEVEL_FIELDS}
+    candidate = {key: value for key, value in data.items() if key not in _TOP_LEVEL_FIELDS}
+    return {**top, "candidates": [candidate]}
 
 
 def _is_empty(value: Any) -> bool:
@@ -735,20 +746,140 @@ def _merge_candidate(merged: dict[str, Any], chunk: Mapping[str, Any]) -> None:
             merged[key] = value
 
 
-class GeminiStream(StreamReader):
+# --- content as frameworks keep it -------------------------------------------------------------
+
+
+def _part(block: Any) -> dict[str, Any] | None:
+    """One ``Part`` of the candidate, from a content item (a part, or a typed block made of one)."""
+    if isinstance(block, str):
+        return {"text": block}
+    if not isinstance(block, Mapping):
+        return None
+    kind = block.get("type")
+    if kind is None:
+        return dict(block)
+    if kind == "text":
+        text = block.get("text")
+        return {"text": text if isinstance(text, str) else ""}
+    if kind in ("thinking", "reasoning"):
+        thought = block.get("thinking", block.get("reasoning"))
+        return {"text": thought if isinstance(thought, str) else "", "thought": True}
+    if kind == "executable_code":
+        return {
+            "executableCode": {
+                "code": block.get("executable_code"),
+                "language": block.get("language"),
+            }
+        }
+    if kind == "code_execution_result":
+        return {
+            "codeExecutionResult": {
+                "output": block.get("code_execution_result"),
+                "outcome": block.get("outcome"),
+            }
+        }
+    if kind in ("image_url", "image"):
+        return {"inlineData": {"mimeType": block.get("mime_type", "image/*")}}
+    return None
+
+
+def _grounding_from_v1(blocks: list[Any]) -> dict[str, Any] | None:
+    """Grounding metadata rebuilt from LangChain's standard (v1) Gemini citations.
+
+    Each ``citation`` annotation keeps its chunk index, search queries and scores in
+    ``extras["google_ai_metadata"]`` and its segment's offsets (still UTF-8 bytes) in its
+    ``start_index`` / ``end_index``; annotations of one segment become one support.
+    """
+    chunks: dict[int, dict[str, Any]] = {}
+    supports: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
+    queries: list[str] = []
+    for block in blocks:
+        if not isinstance(block, Mapping) or block.get("type") != "text":
+            continue
+        annotations = block.get("annotations")
+        for ann in annotations if isinstance(annotations, list) else []:
+            if not isinstance(ann, Mapping) or ann.get("type") != "citation":
+                continue
+            extras = ann.get("extras")
+            google = extras.get("google_ai_metadata") if isinstance(extras, Mapping) else None
+            if not isinstance(google, Mapping):
+                continue
+            index = google.get("grounding_chunk_index")
+            if not isinstance(index, int) or isinstance(index, bool):
+                continue
+            chunks.setdefault(index, {"web": {"uri": ann.get("url"), "title": ann.get("title")}})
+            for query in google.get("web_search_queries") or []:
+                if isinstance(query, str) and query not in queries:
+                    queries.append(query)
+            key = (ann.get("start_index"), ann.get("end_index"), ann.get("cited_text"))
+            support = supports.setdefault(
+                key,
+                {
+                    "segment": {"start_index": key[0], "end_index": key[1], "text": key[2]},
+                    "grounding_chunk_indices": [],
+                },
+            )
+            support["grounding_chunk_indices"].append(index)
+            scores = google.get("confidence_scores")
+            if scores:
+                support["confidence_scores"] = scores
+    if not chunks:
+        return None
+    listed = [chunks.get(n, {}) for n in range(max(chunks) + 1)]
+    return {
+        "grounding_chunks": listed,
+        "grounding_supports": list(supports.values()),
+        "web_search_queries": queries,
+    }
+
+
+def _field(fields: Mapping[str, Any], snake: str) -> Any:
+    value = fields.get(snake)
+    return value if value is not None else fields.get(_camel(snake))
+
+
+def _content_response(content: str | list[Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``GenerateContentResponse`` of one candidate kept as content items plus fields."""
+    blocks = [content] if isinstance(content, str) else content
+    parts = [part for part in map(_part, blocks) if part is not None]
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+    grounding = _field(fields, "grounding_metadata")
+    if grounding is None:
+        grounding = _grounding_from_v1(blocks)
+    if grounding is not None:
+        candidate["groundingMetadata"] = grounding
+    for key in ("citation_metadata", "finish_reason"):
+        value = _field(fields, key)
+        if value is not None:
+            candidate[_camel(key)] = value
+    response: dict[str, Any] = {"candidates": [candidate]}
+    model = next(
+        (
+            value
+            for value in map(fields.get, ("model", "model_version", "modelVersion"))
+            if isinstance(value, str) and value
+        ),
+        None,
+    )
+    if model:
+        response["modelVersion"] = model
+    return response
+
+
+class GeminiStream(RebuildingStream):
     """Rebuilds the final response from ``generateContent`` stream chunks.
 
     Text arrives in pieces and grounding on late chunks, whose segment offsets index the text of
-    all chunks together; `finish` reads the rebuilt response exactly as a final one.
+    all chunks together; `finish` reads the rebuilt response exactly as a final one. Chunks may
+    be bare candidates too, as frameworks keep them.
     """
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, provider: Provider | None = None, **options: Any) -> None:
+        super().__init__(provider or GEMINI, **options)
         self._top: dict[str, Any] = {}
         self._candidates: dict[int, dict[str, Any]] = {}
         self._finished: set[int] = set()
         self._blocked = False
-        self._announced: Counter[str] = Counter()
 
     def response(self) -> dict[str, Any]:
         """The final response the chunks so far add up to."""
@@ -759,12 +890,13 @@ class GeminiStream(StreamReader):
             ]
         return response
 
-    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
-        """Merge one chunk; announce citations once a chunk brings grounding or a finish."""
+    def take(self, event: Mapping[str, Any]) -> bool:
+        """Merge one chunk; True when it brings grounding, recitations or a finish."""
         chunk = _plain(event)
         if not isinstance(chunk, Mapping):
             self.diagnostics.append(f"stream chunk is a {_type_name(chunk)}, not an object")
-            return []
+            return False
+        chunk = _as_response(chunk)
         for key, value in chunk.items():
             if key != "candidates":
                 self._top[key] = value
@@ -776,7 +908,7 @@ class GeminiStream(StreamReader):
             self.diagnostics.append(
                 f"stream chunk candidates: expected a list, got {_type_name(candidates)}"
             )
-            return []
+            return False
         settled = False
         for position, candidate in enumerate(candidates):
             if not isinstance(candidate, Mapping):
@@ -795,54 +927,36 @@ class GeminiStream(StreamReader):
                 key in candidate
                 for key in ("groundingMetadata", "citationMetadata", "finishReason")
             )
-        return self._announce() if settled else []
+        return settled
 
-    def _announce(self) -> list[CitationEvent]:
-        """Citations of the response so far that were not announced yet."""
-        scratch = AnswerBuilder(GEMINI.name)
-        GEMINI.read(self.response(), scratch, **self.options)
-        answer = scratch.build()
-        seen: Counter[str] = Counter()
-        events = []
-        for citation in answer.citations:
-            try:
-                key = citation.model_dump_json()
-            except ValueError:  # lone surrogates: not UTF-8, but still a usable key
-                key = repr(citation.model_dump())
-            seen[key] += 1
-            if seen[key] > self._announced[key]:
-                self._announced[key] += 1
-                sources = [answer.source(sid) for sid in citation.source_ids]
-                events.append(
-                    CitationEvent(citation=citation, sources=[s for s in sources if s is not None])
-                )
-        return events
-
-    def finish(self, builder: AnswerBuilder) -> None:
-        """Read the rebuilt response; say so when a candidate never got its finishReason."""
-        GEMINI.read(self.response(), builder, **self.options)
-        if self._blocked:
-            return
+    def problems(self) -> list[str]:
+        """Candidates that never got their finishReason (a blocked prompt has none)."""
         unfinished = [n for n in sorted(self._candidates) if n not in self._finished]
-        if unfinished:
-            builder.note(
-                "stream ended before a chunk with finishReason for candidate(s) "
-                f"{', '.join(map(str, unfinished))}: the answer may be cut short"
-            )
+        if self._blocked or not unfinished:
+            return []
+        return [
+            "stream ended before a chunk with finishReason for candidate(s) "
+            f"{', '.join(map(str, unfinished))}: the answer may be cut short"
+        ]
 
 
 class GeminiProvider(Provider):
-    """Gemini API and Vertex AI ``GenerateContentResponse`` (google-genai objects, REST JSON)."""
+    """Gemini API and Vertex AI ``GenerateContentResponse`` (google-genai objects, REST JSON).
+
+    A bare candidate reads as a response holding only it, with any response-level fields
+    (``usageMetadata``, ``modelVersion``...) merged into it kept at the response level: that is
+    how frameworks keep a Gemini answer (LlamaIndex's ``raw``, each streamed chunk included).
+    """
 
     name = "gemini"
 
     def detect(self, data: Mapping[str, Any]) -> bool:
-        """A response has a ``candidates`` list, or only prompt feedback or usage."""
-        return _looks_like_response(data)
+        """A response (a ``candidates`` list, or only prompt feedback or usage), or a candidate."""
+        return _looks_like_response(data) or _looks_like_candidate(data)
 
     def detect_event(self, event: Mapping[str, Any]) -> bool:
-        """Stream chunks are whole responses."""
-        return _looks_like_response(event)
+        """Stream chunks are whole responses (or bare candidates)."""
+        return _looks_like_response(event) or _looks_like_candidate(event)
 
     def read(self, data: Mapping[str, Any], builder: AnswerBuilder, **options: Any) -> None:
         """Read the candidate chosen by ``candidate=`` (the first by default)."""
@@ -850,11 +964,28 @@ class GeminiProvider(Provider):
         if not isinstance(response, Mapping):
             builder.note(f"expected a response object, got {_type_name(response)}")
             return
-        _ResponseReader(builder).response(response, options.get("candidate", 0))
+        _ResponseReader(builder).response(_as_response(response), options.get("candidate", 0))
 
     def stream(self, **options: Any) -> GeminiStream:
         """A reader of ``generateContent`` stream chunks."""
-        return GeminiStream(**options)
+        return GeminiStream(self, **options)
+
+    def from_content(
+        self, content: str | list[Any], fields: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """The response a framework's content items and candidate fields came from.
+
+        Content items are the candidate's parts, as Gemini writes them or as typed blocks
+        (``text``, ``thinking``, ``executable_code``, ``code_execution_result``, ``image``);
+        ``fields``: ``grounding_metadata``, ``citation_metadata``, ``finish_reason`` (either
+        spelling) and ``model``. Without grounding metadata, LangChain's standard (v1) citations
+        give it back from what they keep in ``extras["google_ai_metadata"]``.
+        """
+        return _content_response(content, fields)
+
+    def detect_content(self, content: str | list[Any], fields: Mapping[str, Any]) -> bool:
+        """Fields holding grounding metadata."""
+        return any(fields.get(key) is not None for key in _GROUNDING_KEYS)
 
 
 GEMINI = GeminiProvider()

@@ -1,11 +1,10 @@
-"""Perplexity (``[n]`` markers over ``citations``) and Cohere v2 chat (offsets) readers.
+"""Perplexity (``[n]`` markers over ``citations`` or ``search_results``) reader.
 
-Their SDKs are not dependencies: the cases are JSON fixtures under ``tests/data/providers``.
+Its SDK is not a dependency: the cases are JSON fixtures under ``tests/data/providers``.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
@@ -14,14 +13,11 @@ from providers.contract import ProviderContract
 
 from unicite import CitationError, GroundingRequiredError
 from unicite.providers import StreamCollector, collect_stream, detect_provider, extract
-from unicite.providers.others import COHERE, PERPLEXITY
+from unicite.providers.perplexity import PERPLEXITY
 
 
 def fixture(name: str) -> Any:
     return load_json(f"providers/{name}.json")
-
-
-# --- Perplexity -------------------------------------------------------------------------------
 
 
 class TestPerplexityContract(ProviderContract):
@@ -201,179 +197,6 @@ def test_a_stream_cut_short_says_so() -> None:
     assert answer.provider == "perplexity"
     assert answer.diagnostics == ["stream ended before a chunk with a finish_reason"]
     assert answer.text == "".join(c["choices"][0]["delta"]["content"] for c in chunks[:5])
-
-
-# --- Cohere -----------------------------------------------------------------------------------
-
-
-class TestCohereContract(ProviderContract):
-    provider = "cohere"
-    noisy_cases = frozenset({"misplaced-citation"})
-
-    def final_cases(self) -> dict[str, Any]:
-        noisy = fixture("cohere_chat_v2_rag")
-        noisy["message"]["citations"][2]["start"] += 2
-        noisy["message"]["citations"][2]["end"] += 2
-        return {"rag": fixture("cohere_chat_v2_rag"), "misplaced-citation": noisy}
-
-    def stream_cases(self) -> dict[str, tuple[list[Any], Any]]:
-        return {"rag": (fixture("cohere_chat_v2_rag_stream"), fixture("cohere_chat_v2_rag"))}
-
-
-def chat(text: str, *citations: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": "co-1",
-        "message": {
-            "role": "assistant",
-            "content": [{"type": "text", "text": text}],
-            "citations": list(citations),
-        },
-        "finish_reason": "COMPLETE",
-    }
-
-
-def document(n: int, **fields: Any) -> dict[str, Any]:
-    return {
-        "type": "document",
-        "id": f"doc:{n}",
-        "document": {"id": f"doc:{n}", "text": "source text", **fields},
-    }
-
-
-def test_offsets_index_the_text_in_code_points() -> None:
-    answer = extract(fixture("cohere_chat_v2_rag"), strict=True)
-    assert [(c.start, c.end, c.text) for c in answer.citations] == [
-        (14, 34, "culmine à 4 805,59 m"),
-        (44, 61, "mesure de 2023 🏔️"),
-        (63, 81, "富士山の標高は3,776メートルです"),
-        (101, 148, "first climbed in 1865 by Edward Whymper's party"),
-    ]
-    assert answer.extras == {
-        "response_id": "5d2b7c1e-8f3a-4c6d-9e0b-1a2f3e4d5c6b",
-        "finish_reason": "COMPLETE",
-    }
-
-
-def test_document_and_tool_sources() -> None:
-    data = fixture("cohere_chat_v2_rag")
-    answer = extract(data)
-    mont_blanc, fuji, matterhorn = answer.sources
-    assert (mont_blanc.id, mont_blanc.kind, mont_blanc.url, mont_blanc.domain) == (
-        "doc:0",
-        "document",
-        "https://alpes-info.example.fr/mont-blanc-2023",
-        "example.fr",
-    )
-    assert mont_blanc.content is not None
-    assert mont_blanc.content.startswith("Mesure 2023")
-    assert mont_blanc.extras == {"date": "2023-10-05"}
-    assert (fuji.title, fuji.url, fuji.extras) == ("富士山", None, {})
-    assert (matterhorn.kind, matterhorn.title, matterhorn.url) == (
-        "tool",
-        "Matterhorn first ascent",
-        "https://peaks.example.com/matterhorn/history",
-    )
-    assert matterhorn.extras == {
-        "tool_output": data["message"]["citations"][3]["sources"][0]["tool_output"]
-    }
-    assert [c.source_ids for c in answer.citations] == [
-        ["doc:0"],
-        ["doc:0"],
-        ["doc:1"],
-        [matterhorn.id],
-    ]
-
-
-def test_a_citation_whose_text_does_not_match_its_offsets_is_moved() -> None:
-    text = "Paris est la capitale de la France. Lyon est célèbre pour sa cuisine."
-    cited = {
-        "start": 40,
-        "end": 60,
-        "text": "célèbre pour sa cuisine",
-        "sources": [document(0)],
-        "type": "TEXT_CONTENT",
-    }
-    answer = extract(chat(text, cited))
-    [citation] = answer.citations
-    assert citation.text == "célèbre pour sa cuisine"
-    assert answer.diagnostics == [
-        "response.message.citations[0]: text 'célèbre pour sa cuisine' does not match "
-        "text[40:60]; moved to 45..68"
-    ]
-    missing = {**cited, "text": "Marseille"}
-    answer = extract(chat(text, missing))
-    assert answer.citations == []
-    assert answer.diagnostics[0].endswith("and is not in the answer; dropped")
-
-
-def test_plan_citations_and_unknown_types() -> None:
-    plan = {"start": 0, "end": 4, "text": "I will", "sources": [document(0)], "type": "PLAN"}
-    odd = {"start": 0, "end": 4, "text": "Oui.", "sources": [document(0)], "type": "IMAGE_CONTENT"}
-    odd_source = {
-        "start": 0,
-        "end": 4,
-        "text": "Oui.",
-        "sources": [{"type": "hologram", "id": "h"}],
-    }
-    data = chat("Oui.", plan, odd, odd_source)
-    answer = extract(data)
-    assert answer.citations == []
-    assert answer.extras["plan_citations"] == [plan]
-    assert [u["path"] for u in answer.extras["unknown"]] == [
-        "response.message.citations[1]",
-        "response.message.citations[2].sources[0]",
-    ]
-    assert answer.diagnostics[:2] == [
-        "response.message.citations[1]: unknown citation type 'IMAGE_CONTENT'; "
-        "kept in extras['unknown']",
-        "response.message.citations[2].sources[0]: unknown source type 'hologram'; "
-        "kept in extras['unknown']",
-    ]
-
-
-def test_detection_and_grounding() -> None:
-    assert detect_provider(fixture("cohere_chat_v2_rag")) == "cohere"
-    assert COHERE.detect_event({"type": "content-delta", "index": 0})
-    assert not COHERE.detect_event({"type": "content_block_delta", "index": 0})
-    with pytest.raises(GroundingRequiredError) as info:
-        extract(chat("Bonjour."), require="citations")
-    assert (info.value.provider, info.value.reason) == ("cohere", "no grounding")
-
-
-def test_stream_citations_arrive_once_their_text_has() -> None:
-    events = fixture("cohere_chat_v2_rag_stream")
-    collector = StreamCollector()
-    announced = []
-    for event in events:
-        got = collector.feed(event)
-        if got:
-            assert event["type"] in ("citation-start", "content-delta")
-        announced.extend(item.citation for item in got)
-    answer = collector.result()
-    assert announced == answer.citations
-    assert answer == extract(fixture("cohere_chat_v2_rag"))
-
-
-def test_a_cohere_stream_without_message_end_says_so() -> None:
-    events = fixture("cohere_chat_v2_rag_stream")
-    answer = collect_stream(events[:-1])
-    assert answer.diagnostics == ["stream ended before message-end"]
-    assert len(answer.citations) == 4
-
-
-def test_cohere_stream_citation_before_its_text_waits_for_it() -> None:
-    events = copy.deepcopy(fixture("cohere_chat_v2_rag_stream"))
-    starts = [n for n, e in enumerate(events) if e["type"] == "citation-start"]
-    # Move the last citation right after the content start, before any text.
-    moved = events.pop(starts[-1])
-    events.insert(2, moved)
-    collector = StreamCollector()
-    announced_at = {}
-    for n, event in enumerate(events):
-        for item in collector.feed(event):
-            announced_at[item.citation.start] = n
-    assert announced_at[101] > 2
-    assert collector.result() == extract(fixture("cohere_chat_v2_rag"))
 
 
 def test_perplexity_lists_and_ranges_expand_and_bad_ranges_are_reported() -> None:

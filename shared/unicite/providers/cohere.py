@@ -1,4 +1,4 @@
-"""Perplexity (``[n]`` markers into a URL list) and Cohere v2 chat (character offsets)."""
+"""Cohere v2 chat: citations with character offsets into the answer, and document / tool sources."""
 
 from __future__ import annotations
 
@@ -6,263 +6,17 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from unicite._segment import claim_spans, find_markers
-from unicite.markers._tokens import read_token
 from unicite.model import Citation
-from unicite.providers._base import CitationEvent, Provider, StreamReader
+from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
 
-__all__ = ["COHERE", "PERPLEXITY", "CohereProvider", "PerplexityProvider"]
+__all__ = ["COHERE", "CohereProvider"]
 
-_RESULT_FIELDS = {"url", "title", "snippet"}
+_DOCUMENT_FIELDS = {"id", "text", "title", "url"}
 
 
 def _is_http(url: str) -> bool:
     return url.lower().startswith(("http://", "https://"))
-
-
-def _text_of(content: object, path: str, builder: AnswerBuilder) -> str:
-    """A Chat Completions message content: a string, or a list of text parts joined."""
-    if content is None or isinstance(content, str):
-        return content or ""
-    if isinstance(content, list):
-        parts = []
-        for n, part in enumerate(content):
-            text = part.get("text") if isinstance(part, Mapping) else None
-            if isinstance(text, str):
-                parts.append(text)
-            else:
-                builder.note(f"{path}[{n}]: content part without text")
-        return "".join(parts)
-    builder.note(f"{path}: expected a string, got {type(content).__name__}")
-    return ""
-
-
-# --- Perplexity -------------------------------------------------------------------------------
-
-
-def _perplexity_result(item: object, rank: int, path: str, builder: AnswerBuilder) -> str | None:
-    if not isinstance(item, Mapping):
-        builder.note(f"{path}: expected a search result object, got {type(item).__name__}")
-        return None
-    read = builder.read
-    url = read.text(item, "url", path)
-    if not url:
-        builder.note(f"{path}: search result without a url")
-        return None
-    extras = {k: v for k, v in item.items() if k not in _RESULT_FIELDS and v is not None}
-    return builder.add_source(
-        {
-            "kind": "web",
-            "url": url,
-            "title": read.text(item, "title", path),
-            "snippet": read.text(item, "snippet", path) or None,
-            "rank": rank,
-            "extras": extras,
-            "raw": item,
-        }
-    )
-
-
-_MAX_RANGE = 100
-"""Numbers one marker may expand to (``[1-100]``); longer ranges are read as a mistake."""
-
-
-def _marker_groups(
-    text: str, builder: AnswerBuilder
-) -> list[tuple[int, int, list[tuple[int, int]]]]:
-    """Runs of adjacent numeric markers: ``(start, end, [(number, marker start), ...])``.
-
-    Lists and ranges (``[1, 3]``, ``[2-4]``) expand to every number they name.
-    """
-    groups: list[tuple[int, int, list[tuple[int, int]]]] = []
-    for start, end in find_markers(text):
-        token = read_token(text, start, end)
-        if token is None or token.kind != "brackets" or token.prefix is not None:
-            continue
-        for problem in token.problems:
-            builder.note(f"marker {text[start:end]} at {start}: {problem}")
-        numbers: list[tuple[int, int]] = []
-        for first, last in token.ranges:
-            if last - first >= _MAX_RANGE:
-                builder.note(
-                    f"marker {text[start:end]} at {start}: range {first}-{last} is too long"
-                )
-                continue
-            numbers.extend((n, start) for n in range(first, last + 1))
-        if not numbers:
-            continue
-        if groups and groups[-1][1] == start:
-            groups[-1] = (groups[-1][0], end, [*groups[-1][2], *numbers])
-        else:
-            groups.append((start, end, numbers))
-    return groups
-
-
-def _read_perplexity(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
-    read = builder.read
-    builder.model = read.text(data, "model", "response")
-    response_id = read.text(data, "id", "response")
-    urls = read.items(data, "citations", "response")
-    results = read.items(data, "search_results", "response")
-    builder.grounded = "citations" in data or "search_results" in data
-
-    # Markers count 1-based into `citations` when it is there, else into `search_results`;
-    # a citation URL merges into the search result with the same URL.
-    found = [
-        _perplexity_result(item, n, f"response.search_results[{n}]", builder)
-        for n, item in enumerate(results)
-    ]
-    numbered: list[str | None] = [] if urls else found
-    for n, url in enumerate(urls):
-        if isinstance(url, str) and url:
-            numbered.append(builder.add_source({"kind": "web", "url": url, "rank": n, "raw": url}))
-        else:
-            builder.note(f"response.citations[{n}]: expected a URL string, got {url!r}")
-            numbered.append(None)
-
-    choices = read.items(data, "choices", "response")
-    choice = choices[0] if choices else None
-    if choices and not isinstance(choice, Mapping):
-        builder.note(f"response.choices[0]: expected an object, got {type(choice).__name__}")
-    message = read.obj(choice, "message", "response.choices[0]")
-    text = _text_of(read.get(message, "content"), "response.choices[0].message.content", builder)
-    finish_reason = read.text(choice, "finish_reason", "response.choices[0]")
-    builder.append_text(text)
-
-    groups = _marker_groups(text, builder)
-    claims = claim_spans(text, [(start, end) for start, end, _ in groups])
-    for (start, end, markers), (claim_start, claim_end) in zip(groups, claims, strict=True):
-        ids: list[str] = []
-        for number, at in markers:
-            sid = numbered[number - 1] if 1 <= number <= len(numbered) else None
-            if sid is not None:
-                ids.append(sid)
-            else:
-                builder.note(f"marker [{number}] at {at} names no source ({len(numbered)} given)")
-        if ids:
-            builder.cite(
-                claim_start,
-                claim_end,
-                ids,
-                marker_span=(start, end),
-                raw=text[start:end],
-                where=f"marker {text[start:end]} at {start}",
-            )
-    if response_id:
-        builder.extras["response_id"] = response_id
-    if finish_reason:
-        builder.extras["finish_reason"] = finish_reason
-
-
-class _PerplexityStream(StreamReader):
-    """Accumulates ``chat.completion.chunk`` objects into the final completion."""
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self._top: dict[str, Any] = {}
-        self._parts: list[str] = []
-        self._finish: Any = None
-        self._announced = False
-
-    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
-        """Take one chunk; at the last one, return every citation.
-
-        A marker's claim depends on the text around it (a marker leading a sentence claims
-        the text after it), so claims are final only when the text is.
-        """
-        for key in ("id", "model", "created", "citations", "search_results"):
-            if event.get(key) is not None:
-                self._top[key] = event[key]
-        choices = event.get("choices")
-        if choices is not None and not isinstance(choices, list):
-            self.diagnostics.append(f"chunk choices: expected a list, got {type(choices).__name__}")
-            return []
-        for choice in choices or []:
-            if not isinstance(choice, Mapping) or choice.get("index", 0) != 0:
-                continue
-            delta = choice.get("delta")
-            content = delta.get("content") if isinstance(delta, Mapping) else None
-            if isinstance(content, str):
-                self._parts.append(content)
-            elif content is not None:
-                self.diagnostics.append(
-                    f"chunk delta content: expected a string, got {type(content).__name__}"
-                )
-            if choice.get("finish_reason") is not None:
-                self._finish = choice["finish_reason"]
-        if self._finish is None or self._announced:
-            return []
-        self._announced = True
-        builder = AnswerBuilder(PERPLEXITY.name)
-        _read_perplexity(self.completion(), builder)
-        answer = builder.build()
-        return [
-            CitationEvent(
-                citation=c,
-                sources=[s for sid in c.source_ids if (s := answer.source(sid)) is not None],
-            )
-            for c in answer.citations
-        ]
-
-    def completion(self) -> dict[str, Any]:
-        """The ``chat.completion`` the chunks so far add up to."""
-        return {
-            **self._top,
-            "object": "chat.completion",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": "".join(self._parts)},
-                    "finish_reason": self._finish,
-                }
-            ],
-        }
-
-    def finish(self, builder: AnswerBuilder) -> None:
-        """Read the rebuilt completion as a final response is read."""
-        _read_perplexity(self.completion(), builder)
-        if self._finish is None:
-            builder.note("stream ended before a chunk with a finish_reason")
-
-
-class PerplexityProvider(Provider):
-    """Perplexity Sonar chat completions: ``citations`` / ``search_results`` and ``[n]`` markers."""
-
-    name = "perplexity"
-
-    def detect(self, data: Mapping[str, Any]) -> bool:
-        """Chat Completions ``choices`` alongside a URL list or search results."""
-        if not isinstance(data.get("choices"), list):
-            return False
-        urls = data.get("citations")
-        if isinstance(urls, list) and all(isinstance(url, str) for url in urls):
-            return True
-        return isinstance(data.get("search_results"), list)
-
-    def detect_event(self, event: Mapping[str, Any]) -> bool:
-        """A completion chunk that carries ``citations`` or ``search_results``."""
-        if event.get("object") != "chat.completion.chunk" and "choices" not in event:
-            return False
-        return isinstance(event.get("citations"), list) or isinstance(
-            event.get("search_results"), list
-        )
-
-    def read(self, data: Mapping[str, Any], builder: AnswerBuilder, **options: Any) -> None:
-        """Fill `builder` from a final chat completion."""
-        _read_perplexity(data, builder)
-
-    def stream(self, **options: Any) -> StreamReader:
-        """A reader for one chunk stream."""
-        return _PerplexityStream(**options)
-
-
-PERPLEXITY = PerplexityProvider()
-
-
-# --- Cohere -----------------------------------------------------------------------------------
-
-_DOCUMENT_FIELDS = {"id", "text", "title", "url"}
 
 
 class _CohereReader:
@@ -455,11 +209,11 @@ _CITATION_WEIGHT = 64
 """Characters a citation counts for in the size of a streamed Cohere response."""
 
 
-class _CohereStream(StreamReader):
+class _CohereStream(RebuildingStream):
     """Rebuilds the v2 chat response from ``chat_stream`` events."""
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, provider: Provider, **options: Any) -> None:
+        super().__init__(provider, **options)
         self._top: dict[str, Any] = {}
         self._role: Any = "assistant"
         self._content: dict[int, dict[str, Any]] = {}
@@ -480,8 +234,8 @@ class _CohereStream(StreamReader):
         message = delta.get("message") if isinstance(delta, Mapping) else None
         return message if isinstance(message, Mapping) else {}
 
-    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
-        """Take one event; return the citations whose text has fully arrived."""
+    def take(self, event: Mapping[str, Any]) -> bool:
+        """Merge one event; True when text, a citation or the end arrived."""
         kind = event.get("type")
         message = self._message(event)
         index = event.get("index")
@@ -494,7 +248,7 @@ class _CohereStream(StreamReader):
             content = message.get("content")
             if not isinstance(content, Mapping):
                 self.diagnostics.append(f"{kind} {index}: no content object")
-                return []
+                return False
             self._content.setdefault(index, {"type": content.get("type") or "text"})
             for key in ("text", "thinking"):
                 value = content.get(key)
@@ -502,13 +256,12 @@ class _CohereStream(StreamReader):
                     self._pieces.setdefault((index, key), []).append(value)
                     if key == "text":
                         self._length += len(value)
-            if kind == "content-delta":
-                return self._announce(final=False)
+            return bool(kind == "content-delta")
         elif kind == "citation-start":
             citation = message.get("citations")
             self._citations.append(citation)
             self._pending.append(len(self._citations) - 1)
-            return self._announce(final=False)
+            return True
         elif kind == "message-end":
             delta = event.get("delta")
             delta = delta if isinstance(delta, Mapping) else {}
@@ -518,10 +271,10 @@ class _CohereStream(StreamReader):
             if delta.get("error"):
                 self.diagnostics.append(f"stream error: {delta['error']}")
             self._ended = True
-            return self._announce(final=True)
+            return True
         elif not isinstance(kind, str) or kind not in _COHERE_EVENTS:
             self.diagnostics.append(f"unknown stream event type {kind!r}")
-        return []
+        return False
 
     def response(self) -> dict[str, Any]:
         """The chat response the events so far add up to."""
@@ -533,7 +286,9 @@ class _CohereStream(StreamReader):
         message = {"role": self._role, "content": content, "citations": list(self._citations)}
         return {**self._top, "message": message}
 
-    def _announce(self, *, final: bool) -> list[CitationEvent]:
+    def announce(self) -> list[CitationEvent]:
+        """The citations whose text has fully arrived (all of them at the end)."""
+        final = self._ended
         if not self._pending:
             return []
         size = self._length + _CITATION_WEIGHT * len(self._citations)
@@ -549,7 +304,7 @@ class _CohereStream(StreamReader):
             if not arrived:
                 return []
         self._read_at = size
-        builder = AnswerBuilder(COHERE.name)
+        builder = AnswerBuilder(self.provider.name)
         made = _read_cohere(self.response(), builder)
         length = builder.length
         ready = []
@@ -570,11 +325,9 @@ class _CohereStream(StreamReader):
                 events.append(CitationEvent(citation=citation, sources=sources))
         return events
 
-    def finish(self, builder: AnswerBuilder) -> None:
-        """Read the rebuilt response as a final response is read."""
-        _read_cohere(self.response(), builder)
-        if not self._ended:
-            builder.note("stream ended before message-end")
+    def problems(self) -> list[str]:
+        """What a stream without its ``message-end`` lacks."""
+        return [] if self._ended else ["stream ended before message-end"]
 
 
 class CohereProvider(Provider):
@@ -602,7 +355,8 @@ class CohereProvider(Provider):
 
     def stream(self, **options: Any) -> StreamReader:
         """A reader for one ``chat_stream``."""
-        return _CohereStream(**options)
+        return _CohereStream(self, **options)
 
 
 COHERE = CohereProvider()
+"""The Cohere v2 chat reader registered with the dispatcher."""

@@ -1,0 +1,350 @@
+"""What the OpenAI Responses and Chat Completions readers share: annotations and their claims.
+
+Both APIs annotate answer text with ``url_citation`` (flat in Responses, nested under its type's
+key in Chat Completions), ``file_citation``, ``container_file_citation`` and ``file_path``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from unicite._segment import MARKER_RE, claim_span
+from unicite.model import UrlLocation
+from unicite.providers._base import CitationEvent
+from unicite.providers._builder import AnswerBuilder
+
+__all__ = [
+    "NAME",
+    "add_unique",
+    "annotation",
+    "announce_built",
+    "keep_unknown",
+    "kind_name",
+]
+
+NAME = "openai"
+# A bare Markdown link; parenthesised links ``([site](url))`` are matched by MARKER_RE.
+_BARE_LINK_RE = re.compile(r"\[[^\[\]\n]{1,200}\]\([^\s]{1,2048}\)")
+_TERMINATORS = frozenset(".!?\u2026\u3002\uff01\uff1f")
+
+
+def kind_name(value: object) -> str:
+    return type(value).__name__
+
+
+def keep_unknown(builder: AnswerBuilder, path: str, value: Any, what: str) -> None:
+    """Record an unknown item/part/annotation: one diagnostic, and its data in the extras."""
+    label = value.get("type") if isinstance(value, Mapping) else None
+    builder.note(f"{path}: unknown {what} {label!r}; kept in extras['unknown']")
+    builder.extras.setdefault("unknown", []).append({"path": path, "value": value})
+
+
+def add_unique(builder: AnswerBuilder, key: str, values: list[str]) -> None:
+    if not values:
+        return
+    kept: list[str] = builder.extras.setdefault(key, [])
+    kept.extend(value for value in values if value not in kept)
+
+
+def _is_marker(span: str) -> bool:
+    """Whether an annotated span is a citation marker (an inline link) rather than claim text."""
+    stripped = span.strip()
+    return bool(MARKER_RE.fullmatch(stripped) or _BARE_LINK_RE.fullmatch(stripped))
+
+
+def _horizon(start: int, end: int) -> int:
+    """How many characters of a text part decide an annotation's claim (see `_claim`)."""
+    return start + 1 if start == end else end
+
+
+_CLAIM_WINDOW = 4_096
+"""How many characters before an annotation its claim is looked for in, at most."""
+
+
+def _paragraph_start(text: str, pos: int) -> int:
+    """Start of the paragraph holding ``pos``: a claim never crosses a blank line.
+
+    Reading claims paragraph by paragraph keeps long answers with hundreds of citations linear.
+    A claim is one sentence, so the search also stops `_CLAIM_WINDOW` characters before
+    ``pos``: an answer written as one long paragraph (a long list with no blank line, say)
+    stays linear too.
+    """
+    floor = max(0, pos - _CLAIM_WINDOW)
+    cut = pos
+    while True:
+        newline = text.rfind("\n", floor, cut)
+        if newline < 0:
+            return floor
+        # The line before this break is blank when only spaces separate it from the one before.
+        k = newline
+        while k > floor and text[k - 1] in " \t\r":
+            k -= 1
+        if k == 0 or text[k - 1] == "\n":
+            return newline + 1
+        cut = newline
+
+
+def _claim_before(text: str, start: int, end: int) -> tuple[int, int]:
+    """`claim_span` of a marker at ``text[start:end]``, reading only its paragraph up to ``end``."""
+    origin = _paragraph_start(text, start)
+    claim_start, claim_end = claim_span(text[origin:end], start - origin, end - origin)
+    return origin + claim_start, origin + claim_end
+
+
+def _claim(
+    text: str, start: int, end: int, *, complete: bool
+) -> tuple[tuple[int, int], tuple[int, int] | None] | None:
+    """Claim span and marker span of an annotation over ``text[start:end]`` of one text part.
+
+    Only ``text[:_horizon(start, end)]`` is read unless the marker leads its sentence, so a
+    stream can place a citation as soon as that much text has arrived. Returns None when the
+    claim needs text after the annotation and ``complete`` is False.
+    """
+    if start == end:
+        # An insertion point (file_citation `index`, zero-width spans): the claim is the
+        # sentence ending there, including the terminator the index often points at.
+        stop = start + 1 if start < len(text) and text[start] in _TERMINATORS else start
+        span = _claim_before(text, stop, stop)
+        if span[0] == span[1]:
+            if not complete:
+                return None
+            span = claim_span(text, stop, stop)
+            if span[0] == span[1]:
+                span = (start, start)
+        return span, None
+    if not _is_marker(text[start:end]):
+        return (start, end), None
+    span = _claim_before(text, start, end)
+    if span[0] == span[1]:
+        if not complete:
+            return None
+        span = claim_span(text, start, end)
+        if span[0] == span[1]:
+            # Nothing to claim around the link: cite the link itself.
+            span = (start, end)
+    return span, (start, end)
+
+
+# --- annotations --------------------------------------------------------------------------
+
+
+def _range(
+    builder: AnswerBuilder, ann: Mapping[str, Any], text: str, path: str, *, complete: bool
+) -> tuple[int, int] | Literal[False] | None:
+    """The ``(start, end)`` of an annotation in its text part.
+
+    None (with a diagnostic) when it has no usable span; False when the span reaches past the
+    text so far and ``complete`` is False (a stream must wait for more text).
+    """
+    read = builder.read
+    start = read.integer(ann, "start_index", path)
+    end = read.integer(ann, "end_index", path)
+    if start is None or end is None:
+        builder.note(f"{path}: no start_index/end_index; source kept without a span")
+        return None
+    if not 0 <= start <= end:
+        builder.note(f"{path}: span {start}..{end} is not a range; source kept without a span")
+        return None
+    if not complete and len(text) < _horizon(start, end):
+        return False
+    if end > len(text):
+        builder.note(
+            f"{path}: span {start}..{end} is outside its text part (0..{len(text)}); "
+            "source kept without a span"
+        )
+        return None
+    return start, end
+
+
+def _extras(ann: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    return {key: value for key, value in ann.items() if key not in known}
+
+
+_URL_KEYS = frozenset({"type", "url", "title", "start_index", "end_index"})
+_FILE_KEYS = frozenset({"type", "file_id", "filename", "index"})
+_CONTAINER_KEYS = frozenset(
+    {"type", "file_id", "filename", "container_id", "start_index", "end_index"}
+)
+
+
+def _cite_span(
+    builder: AnswerBuilder,
+    span: tuple[int, int],
+    text: str,
+    base: int,
+    source_id: str,
+    *,
+    complete: bool,
+    path: str,
+    **fields: Any,
+) -> bool:
+    """Cite a span of one text part placed at ``base``; False when it must wait for more text."""
+    found = _claim(text, span[0], span[1], complete=complete)
+    if found is None:
+        return False
+    (claim_start, claim_end), marker = found
+    builder.cite(
+        base + claim_start,
+        base + claim_end,
+        [source_id],
+        marker_span=None if marker is None else (base + marker[0], base + marker[1]),
+        where=path,
+        **fields,
+    )
+    return True
+
+
+def _url_citation(
+    builder: AnswerBuilder, ann: Mapping[str, Any], text: str, base: int, path: str, complete: bool
+) -> bool:
+    read = builder.read
+    # Chat Completions nest the fields under the type's key; the Responses API is flat.
+    nested = read.obj(ann, "url_citation", path)
+    body: Mapping[str, Any] = nested if nested is not None else ann
+    body_path = f"{path}.url_citation" if nested is not None else path
+    span = _range(builder, body, text, body_path, complete=complete)
+    if span is False:
+        return False
+    url = read.text(body, "url", body_path)
+    if not url:
+        builder.note(f"{body_path}: url_citation without a url; dropped")
+        return True
+    extras = _extras(body, _URL_KEYS)
+    if nested is not None:
+        extras.update(_extras(ann, frozenset({"type", "url_citation"})))
+    title = read.text(body, "title", body_path)
+    sid = builder.add_source({"kind": "web", "url": url, "title": title, "raw": ann})
+    if span is None:
+        return True
+    return _cite_span(
+        builder,
+        span,
+        text,
+        base,
+        sid,
+        complete=complete,
+        path=path,
+        location=UrlLocation(url=url),
+        extras=extras,
+        raw=ann,
+    )
+
+
+def _file_citation(
+    builder: AnswerBuilder, ann: Mapping[str, Any], text: str, base: int, path: str, complete: bool
+) -> bool:
+    read = builder.read
+    index = read.integer(ann, "index", path)
+    if index is not None and not complete and len(text) < _horizon(index, index):
+        return False
+    if index is not None and not 0 <= index <= len(text):
+        builder.note(f"{path}: index {index} is outside its text part (0..{len(text)})")
+        index = None
+    file_id = read.text(ann, "file_id", path)
+    sid = builder.add_source(
+        {
+            "kind": "file",
+            "provider_id": file_id or None,
+            "title": read.text(ann, "filename", path),
+            "raw": ann,
+        }
+    )
+    if index is None:
+        return True
+    return _cite_span(
+        builder,
+        (index, index),
+        text,
+        base,
+        sid,
+        complete=complete,
+        path=path,
+        extras={"index": index, **_extras(ann, _FILE_KEYS)},
+        raw=ann,
+    )
+
+
+def _container_file_citation(
+    builder: AnswerBuilder, ann: Mapping[str, Any], text: str, base: int, path: str, complete: bool
+) -> bool:
+    read = builder.read
+    span = _range(builder, ann, text, path, complete=complete)
+    if span is False:
+        return False
+    container_id = read.text(ann, "container_id", path)
+    sid = builder.add_source(
+        {
+            "kind": "file",
+            "provider_id": read.text(ann, "file_id", path) or None,
+            "title": read.text(ann, "filename", path),
+            "extras": {"container_id": container_id} if container_id else {},
+            "raw": ann,
+        }
+    )
+    if span is None:
+        return True
+    extras = _extras(ann, _CONTAINER_KEYS)
+    return _cite_span(
+        builder, span, text, base, sid, complete=complete, path=path, extras=extras, raw=ann
+    )
+
+
+def _file_path(builder: AnswerBuilder, ann: Mapping[str, Any], path: str) -> None:
+    # A file the answer produced; its `index` numbers files, not text: a source, no span.
+    read = builder.read
+    file_id = read.text(ann, "file_id", path)
+    index = read.integer(ann, "index", path)
+    builder.add_source(
+        {
+            "kind": "file",
+            "provider_id": file_id or None,
+            "title": file_id,
+            "extras": {"file_path_index": index} if index is not None else {},
+            "raw": ann,
+        }
+    )
+
+
+def annotation(
+    builder: AnswerBuilder,
+    ann: object,
+    text: str,
+    base: int,
+    path: str,
+    *,
+    complete: bool = True,
+) -> bool:
+    """Read one annotation of a text part that starts at ``base`` in the answer.
+
+    With ``complete`` False (a stream whose part is still growing) it returns False, adding
+    nothing, when the claim needs text that has not arrived yet.
+    """
+    if not isinstance(ann, Mapping):
+        builder.note(f"{path}: expected an object, got {kind_name(ann)}")
+        return True
+    kind = builder.read.text(ann, "type", path)
+    if kind == "url_citation":
+        return _url_citation(builder, ann, text, base, path, complete)
+    if kind == "file_citation":
+        return _file_citation(builder, ann, text, base, path, complete)
+    if kind == "container_file_citation":
+        return _container_file_citation(builder, ann, text, base, path, complete)
+    if kind == "file_path":
+        _file_path(builder, ann, path)
+        return True
+    keep_unknown(builder, path, ann, "annotation type")
+    return True
+
+
+def announce_built(builder: AnswerBuilder) -> list[CitationEvent]:
+    """The citations a scratch builder holds, as events carrying their sources."""
+    ledger = builder.ledger
+    return [
+        CitationEvent(
+            citation=citation,
+            sources=[s for sid in citation.source_ids if (s := ledger.get(sid)) is not None],
+        )
+        for citation in builder.citations()
+    ]

@@ -1,0 +1,206 @@
+"""OpenAI Chat Completions: the ``url_citation`` annotations of search models, and chunk streams.
+
+Reads plain JSON (SDK objects arrive already dumped), never the SDK's own types.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
+from unicite.providers._builder import AnswerBuilder
+from unicite.providers.openai._annotations import NAME, annotation, announce_built
+from unicite.providers.openai._content import chat_completion, is_chat_content
+
+__all__ = ["OPENAI_CHAT", "OpenAIChatProvider"]
+
+
+def _choice(
+    builder: AnswerBuilder, data: Mapping[str, Any], candidate: int
+) -> tuple[Mapping[str, Any] | None, str]:
+    choices = builder.read.items(data, "choices", "completion")
+    for n, choice in enumerate(choices):
+        if isinstance(choice, Mapping) and choice.get("index") == candidate:
+            return choice, f"completion.choices[{n}]"
+    if 0 <= candidate < len(choices) and isinstance(choices[candidate], Mapping):
+        return choices[candidate], f"completion.choices[{candidate}]"
+    builder.note(f"completion.choices: no choice {candidate}")
+    return None, "completion.choices"
+
+
+def _read_completion(data: Mapping[str, Any], builder: AnswerBuilder, candidate: int) -> None:
+    read = builder.read
+    builder.model = read.text(data, "model", "completion")
+    completion_id = read.text(data, "id", "completion")
+    if completion_id:
+        builder.extras["response_id"] = completion_id
+    if builder.model and "search" in builder.model:
+        builder.grounded = True  # search models always search before answering
+    choice, path = _choice(builder, data, candidate)
+    if choice is None:
+        return
+    finish_reason = read.text(choice, "finish_reason", path)
+    if finish_reason:
+        builder.extras["finish_reason"] = finish_reason
+    message = read.obj(choice, "message", path)
+    if message is None:
+        builder.note(f"{path}.message is missing")
+        return
+    mpath = f"{path}.message"
+    text = read.text(message, "content", mpath) or ""
+    builder.append_text(text)
+    refusal = read.text(message, "refusal", mpath)
+    if refusal:
+        builder.extras["refusal"] = refusal
+    annotations = read.items(message, "annotations", mpath)
+    if annotations:
+        builder.grounded = True
+    for k, ann in enumerate(annotations):
+        annotation(builder, ann, text, 0, f"{mpath}.annotations[{k}]")
+
+
+class OpenAIChatProvider(Provider):
+    """Chat Completions, with the ``url_citation`` annotations of search models."""
+
+    name = NAME
+    api = "chat"
+
+    def detect(self, data: Mapping[str, Any]) -> bool:
+        """Whether `data` is a Chat Completions response."""
+        if data.get("object") == "chat.completion":
+            return True
+        choices = data.get("choices")
+        return (
+            isinstance(choices, list)
+            and bool(choices)
+            and isinstance(choices[0], Mapping)
+            and "message" in choices[0]
+        )
+
+    def detect_event(self, event: Mapping[str, Any]) -> bool:
+        """Whether `event` is a Chat Completions chunk (or the SDK helper's ``chunk`` event)."""
+        if event.get("object") == "chat.completion.chunk":
+            return True
+        chunk = event.get("chunk")
+        return (
+            event.get("type") == "chunk"
+            and isinstance(chunk, Mapping)
+            and chunk.get("object") == "chat.completion.chunk"
+        )
+
+    def read(self, data: Mapping[str, Any], builder: AnswerBuilder, **options: Any) -> None:
+        """Fill `builder` from a final Chat Completions response."""
+        candidate = options.get("candidate", 0)
+        _read_completion(data, builder, candidate if isinstance(candidate, int) else 0)
+
+    def stream(self, **options: Any) -> StreamReader:
+        """A reader for one Chat Completions chunk stream."""
+        return _ChatStream(self, **options)
+
+    def from_content(
+        self, content: str | list[Any], fields: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """The completion a framework's text answer came from.
+
+        Frameworks keep a completion's message as its text and drop its ``annotations``; a
+        search model (its ``model`` names one) places each annotation on a Markdown link it
+        writes, so the links give them back (``extras["recovered_from"] = "inline_link"``).
+        ``fields``: ``id``, ``model``, ``finish_reason``, ``refusal``.
+        """
+        return chat_completion(content, fields) if is_chat_content(content, fields) else None
+
+
+class _ChatStream(RebuildingStream):
+    """Accumulates chunks into the completion they add up to."""
+
+    def __init__(self, provider: Provider, **options: Any) -> None:
+        super().__init__(provider, **options)
+        candidate = options.get("candidate", 0)
+        self._candidate = candidate if isinstance(candidate, int) else 0
+        self._head: dict[str, Any] = {}
+        self._content: list[str] = []
+        self._refusal: list[str] = []
+        self._annotations: list[Any] = []
+        self._finish_reason: Any = None
+        self._announced = 0
+
+    def take(self, event: Mapping[str, Any]) -> bool:
+        """Merge one chunk; True when it may have settled citations."""
+        if event.get("object") != "chat.completion.chunk":
+            chunk = event.get("chunk") if event.get("type") == "chunk" else None
+            if not isinstance(chunk, Mapping):
+                # The SDK's ChatCompletionStream helper events (content.delta, ...) repeat
+                # what its `chunk` events already carry.
+                return False
+            event = chunk
+        for key in ("id", "model", "created"):
+            if key in event and key not in self._head:
+                self._head[key] = event[key]
+        choices = event.get("choices")
+        if not isinstance(choices, list):
+            self.diagnostics.append("chat.completion.chunk: choices is not a list")
+            return False
+        for n, choice in enumerate(choices):
+            if not isinstance(choice, Mapping):
+                self.diagnostics.append(f"chat.completion.chunk.choices[{n}]: not an object")
+                continue
+            index = choice.get("index", 0)
+            if index != self._candidate:
+                continue
+            delta = choice.get("delta")
+            if isinstance(delta, Mapping):
+                for key, target in (("content", self._content), ("refusal", self._refusal)):
+                    value = delta.get(key)
+                    if isinstance(value, str):
+                        target.append(value)
+                    elif value is not None:
+                        self.diagnostics.append(f"chunk delta.{key} is not a string")
+                annotations = delta.get("annotations")
+                if isinstance(annotations, list):
+                    self._annotations.extend(copy.deepcopy(annotations))
+                elif annotations is not None:
+                    self.diagnostics.append("chunk delta.annotations is not a list")
+            if choice.get("finish_reason") is not None:
+                self._finish_reason = choice["finish_reason"]
+        return True
+
+    def response(self) -> dict[str, Any]:
+        """The completion the chunks so far add up to."""
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": "".join(self._content),
+            "refusal": "".join(self._refusal) or None,
+            "annotations": self._annotations,
+        }
+        return {
+            **self._head,
+            "object": "chat.completion",
+            "choices": [
+                {"index": self._candidate, "message": message, "finish_reason": self._finish_reason}
+            ],
+        }
+
+    def announce(self) -> list[CitationEvent]:
+        """The annotations whose claim the text so far decides, in order."""
+        if self._announced >= len(self._annotations):
+            return []
+        text = "".join(self._content)
+        complete = self._finish_reason is not None
+        scratch = AnswerBuilder(NAME)
+        scratch.append_text(text)
+        while self._announced < len(self._annotations):
+            ann = self._annotations[self._announced]
+            if not annotation(scratch, ann, text, 0, "stream", complete=complete):
+                break
+            self._announced += 1
+        return announce_built(scratch)
+
+    def problems(self) -> list[str]:
+        """What a stream without its last chunk lacks."""
+        return [] if self._finish_reason is not None else ["stream ended before a finish_reason"]
+
+
+OPENAI_CHAT = OpenAIChatProvider()
+"""Reader of OpenAI Chat Completions responses and their chunk streams."""

@@ -1,0 +1,547 @@
+"""OpenAI Responses API: output items, their annotations and tool calls, and the event stream.
+
+Reads plain JSON (SDK objects arrive already dumped), never the SDK's own types.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
+from unicite.providers._builder import AnswerBuilder
+from unicite.providers.openai._annotations import (
+    NAME,
+    add_unique,
+    annotation,
+    announce_built,
+    keep_unknown,
+    kind_name,
+)
+from unicite.providers.openai._content import (
+    has_citation_shapes,
+    is_chat_content,
+    responses_payload,
+)
+from unicite.sources import SourceLedger
+
+__all__ = ["OPENAI_RESPONSES", "OpenAIResponsesProvider"]
+
+# Output items that carry no answer text and no citation data.
+_QUIET_ITEMS = frozenset(
+    {
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "computer_call",
+        "computer_call_output",
+        "code_interpreter_call",
+        "image_generation_call",
+        "local_shell_call",
+        "local_shell_call_output",
+        "shell_call",
+        "shell_call_output",
+        "apply_patch_call",
+        "apply_patch_call_output",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "tool_search_call",
+        "tool_search_output",
+        "compaction",
+        "program",
+        "program_output",
+        "additional_tools",
+    }
+)
+
+_TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_SNAPSHOT_EVENTS = frozenset({"response.created", "response.in_progress", "response.queued"})
+# Event families that change nothing the reader keeps: tool progress, reasoning, audio, arguments.
+_IGNORED_EVENT_PREFIXES = (
+    "response.web_search_call.",
+    "response.file_search_call.",
+    "response.code_interpreter_call",
+    "response.image_generation_call.",
+    "response.mcp_",
+    "response.reasoning_",
+    "response.function_call_arguments.",
+    "response.custom_tool_call_input.",
+    "response.shell_call_",
+    "response.audio.",
+    "response.compaction.",
+    "response.steer",
+)
+
+
+def _message_parts(item: Mapping[str, Any]) -> list[Any]:
+    content = item.get("content")
+    return content if isinstance(content, list) else []
+
+
+def _part_text(part: object) -> str | None:
+    """The answer text of a content part, as the SDK's ``Response.output_text`` takes it."""
+    if isinstance(part, Mapping) and part.get("type") == "output_text":
+        text = part.get("text")
+        return text if isinstance(text, str) else None
+    return None
+
+
+def _web_search(builder: AnswerBuilder, item: Mapping[str, Any], path: str) -> None:
+    read = builder.read
+    builder.grounded = True
+    action = read.obj(item, "action", path)
+    if action is None:
+        return
+    apath = f"{path}.action"
+    kind = read.text(action, "type", apath)
+    if kind == "search":
+        queries = [q for q in read.items(action, "queries", apath) if isinstance(q, str) and q]
+        query = read.text(action, "query", apath)
+        add_unique(builder, "web_search_queries", [*queries, *([query] if query else [])])
+        for rank, entry in enumerate(read.items(action, "sources", apath)):
+            _search_source(builder, entry, rank, f"{apath}.sources[{rank}]")
+    elif kind in ("open_page", "find_in_page", "find"):
+        url = read.text(action, "url", apath)
+        if url:
+            builder.add_source({"kind": "web", "url": url, "raw": action})
+    else:
+        keep_unknown(builder, apath, action, "web search action")
+
+
+def _search_source(builder: AnswerBuilder, entry: object, rank: int, path: str) -> None:
+    read = builder.read
+    if not isinstance(entry, Mapping):
+        builder.note(f"{path}: expected an object, got {kind_name(entry)}")
+        return
+    kind = read.text(entry, "type", path)
+    if kind == "url":
+        url = read.text(entry, "url", path)
+        if not url:
+            builder.note(f"{path}: url source without a url; dropped")
+            return
+        title = read.text(entry, "title", path)
+        builder.add_source({"kind": "web", "url": url, "title": title, "rank": rank, "raw": entry})
+    elif kind == "api":
+        # Search answered by an internal API (weather, finance...): a tool, with no URL.
+        name = read.text(entry, "name", path)
+        extras = {k: v for k, v in entry.items() if k not in ("type", "name")}
+        builder.add_source(
+            {"kind": "tool", "title": name, "rank": rank, "extras": extras, "raw": entry}
+        )
+    else:
+        keep_unknown(builder, path, entry, "web search source type")
+
+
+def _file_search(builder: AnswerBuilder, item: Mapping[str, Any], path: str) -> None:
+    read = builder.read
+    builder.grounded = True
+    queries = [q for q in read.items(item, "queries", path) if isinstance(q, str) and q]
+    add_unique(builder, "file_search_queries", queries)
+    # Results come chunk by chunk; one source per file keeps every chunk of it.
+    groups: dict[str | int, list[tuple[int, Mapping[str, Any]]]] = {}
+    for n, result in enumerate(read.items(item, "results", path)):
+        rpath = f"{path}.results[{n}]"
+        if not isinstance(result, Mapping):
+            builder.note(f"{rpath}: expected an object, got {kind_name(result)}")
+            continue
+        file_id = read.text(result, "file_id", rpath)
+        for field in ("filename", "text", "vector_store_id"):
+            read.text(result, field, rpath)
+        read.number(result, "score", rpath)
+        read.obj(result, "attributes", rpath)
+        groups.setdefault(file_id or n, []).append((n, result))
+    for group, results in groups.items():
+        rank, first = results[0]
+        texts = [r["text"] for _, r in results if isinstance(r.get("text"), str) and r["text"]]
+        extras: dict[str, Any] = {}
+        for field in ("score", "vector_store_id", "attributes"):
+            value = first.get(field)
+            if value is not None and value != {}:
+                extras[field] = value
+        if len(results) > 1:
+            extras["chunks"] = [
+                {"text": r.get("text"), "score": r.get("score")} for _, r in results
+            ]
+        builder.add_source(
+            {
+                "kind": "file",
+                "provider_id": group if isinstance(group, str) else None,
+                "title": first.get("filename") if isinstance(first.get("filename"), str) else None,
+                "snippet": texts[0] if texts else None,
+                "content": "\n\n".join(dict.fromkeys(texts)) or None,
+                "rank": rank,
+                "extras": extras,
+                "raw": first if len(results) == 1 else [r for _, r in results],
+            }
+        )
+
+
+def _tool_item(
+    builder: AnswerBuilder, item: Mapping[str, Any], kind: str | None, path: str
+) -> None:
+    """Read an output item that is not a message."""
+    if kind == "web_search_call":
+        _web_search(builder, item, path)
+    elif kind == "file_search_call":
+        _file_search(builder, item, path)
+    elif kind not in _QUIET_ITEMS:
+        keep_unknown(builder, path, item, "output item type")
+
+
+def _read_message(builder: AnswerBuilder, item: Mapping[str, Any], path: str) -> None:
+    read = builder.read
+    for j, part in enumerate(read.items(item, "content", path)):
+        ppath = f"{path}.content[{j}]"
+        if not isinstance(part, Mapping):
+            builder.note(f"{ppath}: expected an object, got {kind_name(part)}")
+            continue
+        kind = read.text(part, "type", ppath)
+        if kind == "output_text":
+            text = read.text(part, "text", ppath)
+            if text is None:
+                builder.note(f"{ppath}: output_text without text")
+                text = ""
+            base = builder.append_text(text)
+            for k, ann in enumerate(read.items(part, "annotations", ppath)):
+                annotation(builder, ann, text, base, f"{ppath}.annotations[{k}]")
+        elif kind == "refusal":
+            # A refusal is not answer text; it is kept for the application to show.
+            refusal = read.text(part, "refusal", ppath)
+            if refusal:
+                builder.extras["refusal"] = builder.extras.get("refusal", "") + refusal
+        else:
+            keep_unknown(builder, ppath, part, "content part type")
+
+
+def _why(data: Mapping[str, Any]) -> str:
+    """`` (code: message)`` from a Responses ``error`` or ``incomplete_details``, when given."""
+    for key, fields in (("error", ("code", "message")), ("incomplete_details", ("reason",))):
+        detail = data.get(key)
+        if isinstance(detail, Mapping):
+            parts = [str(detail[f]) for f in fields if isinstance(detail.get(f), (str, int))]
+            if parts:
+                return f" ({': '.join(parts)})"
+    return ""
+
+
+def _read_response(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
+    read = builder.read
+    builder.model = read.text(data, "model", "response")
+    response_id = read.text(data, "id", "response")
+    if response_id:
+        builder.extras["response_id"] = response_id
+    status = read.text(data, "status", "response")
+    if status:
+        builder.extras["status"] = status
+    for key in ("error", "incomplete_details"):
+        if data.get(key) is not None:
+            builder.extras[key] = data[key]
+    # An incomplete response (max_output_tokens, content filter) is an answer that stopped
+    # early, as Anthropic's max_tokens is: its status and reason stay in extras. A failed or
+    # cancelled one is an error body.
+    if status in ("failed", "cancelled"):
+        builder.note(f"response {status}{_why(data)}: the answer may be missing or cut short")
+    if "output" not in data:
+        builder.note("response.output is missing")
+    for i, item in enumerate(read.items(data, "output", "response")):
+        path = f"response.output[{i}]"
+        if not isinstance(item, Mapping):
+            builder.note(f"{path}: expected an object, got {kind_name(item)}")
+            continue
+        kind = read.text(item, "type", path)
+        if kind == "message":
+            _read_message(builder, item, path)
+        else:
+            _tool_item(builder, item, kind, path)
+
+
+class OpenAIResponsesProvider(Provider):
+    """The Responses API: ``{"object": "response", "output": [...]}`` and its SSE events.
+
+    A terminal stream event (``response.completed``, ``.incomplete``, ``.failed``) reads as the
+    response it carries: frameworks keep the last event of a streamed call as its response.
+    """
+
+    name = NAME
+    api = "responses"
+
+    def detect(self, data: Mapping[str, Any]) -> bool:
+        """Whether `data` is a Responses API response, or a terminal event carrying one."""
+        if data.get("object") == "response" or _terminal_response(data) is not None:
+            return True
+        return (
+            isinstance(data.get("output"), list) and "choices" not in data and "created_at" in data
+        )
+
+    def detect_event(self, event: Mapping[str, Any]) -> bool:
+        """Whether `event` is a Responses stream event."""
+        kind = event.get("type")
+        return isinstance(kind, str) and kind.startswith("response.")
+
+    def read(self, data: Mapping[str, Any], builder: AnswerBuilder, **options: Any) -> None:
+        """Fill `builder` from a final Responses API response (or its terminal event)."""
+        _read_response(_terminal_response(data) or data, builder)
+
+    def stream(self, **options: Any) -> StreamReader:
+        """A reader for one Responses event stream."""
+        return _ResponsesStream(self, **options)
+
+    def from_content(
+        self, content: str | list[Any], fields: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """The response a framework's flat list of output blocks came from.
+
+        Text blocks become ``output_text`` parts of the message item their ``id`` names, other
+        typed blocks output items; LangChain's renamed ``file_index`` and standard (v1) blocks
+        are put back in the API's shape. Plain text with completion fields is left to the Chat
+        Completions reader. ``fields``: ``id``, ``model``, ``status``, ``incomplete_details``,
+        ``error``.
+        """
+        if isinstance(content, str) or is_chat_content(content, fields):
+            return None
+        return responses_payload(content, fields)
+
+    def detect_content(self, content: str | list[Any], fields: Mapping[str, Any]) -> bool:
+        """Blocks holding OpenAI annotations or a web or file search call."""
+        return not isinstance(content, str) and has_citation_shapes(content)
+
+
+def _terminal_response(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The response a terminal stream event carries, when `data` is one."""
+    response = data.get("response")
+    kind = data.get("type")
+    if isinstance(kind, str) and kind in _TERMINAL_EVENTS and isinstance(response, Mapping):
+        return response
+    return None
+
+
+class _ResponsesStream(RebuildingStream):
+    """Rebuilds the response from its events (the terminal event's own when it has one).
+
+    Citations are announced as soon as their annotation and the text their claim needs have
+    arrived, with the offsets the final answer gives them.
+    """
+
+    def __init__(self, provider: Provider, **options: Any) -> None:
+        super().__init__(provider, **options)
+        self._response: dict[str, Any] = {}
+        self._output: dict[int, dict[str, Any]] = {}
+        self._final: dict[str, Any] | None = None
+        self._done: set[tuple[int, int]] = set()
+        self._settled: set[tuple[int, int, int]] = set()
+        # Text deltas not yet joined into their part, by part: joining them when another event
+        # needs the text, not at every delta, keeps a long streamed text linear.
+        self._deltas: dict[int, tuple[dict[str, Any], list[str]]] = {}
+        # What `_flush` keeps between calls, so each call does only the new work: the sources
+        # of the tool items read so far (and of the citations announced), the tool item last
+        # read at each output index, and per text part the number of leading annotations
+        # already announced.
+        self._ledger = SourceLedger()
+        self._tools_read: dict[int, Any] = {}
+        self._open: dict[tuple[int, int], int] = {}
+
+    # --- snapshot ------------------------------------------------------------------------
+
+    def _item(self, event: Mapping[str, Any]) -> dict[str, Any] | None:
+        index = event.get("output_index")
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            self.diagnostics.append(f"{event.get('type')}: no usable output_index")
+            return None
+        return self._output.setdefault(index, {"type": "message", "content": []})
+
+    def _part(self, event: Mapping[str, Any]) -> dict[str, Any] | None:
+        item = self._item(event)
+        index = event.get("content_index")
+        if item is None:
+            return None
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= 1000:
+            self.diagnostics.append(f"{event.get('type')}: no usable content_index")
+            return None
+        content = item.get("content")
+        if not isinstance(content, list):
+            content = item["content"] = []
+        while len(content) <= index:
+            content.append({"type": "output_text", "text": "", "annotations": []})
+        if not isinstance(content[index], dict):
+            content[index] = {"type": "output_text", "text": "", "annotations": []}
+        part: dict[str, Any] = content[index]
+        return part
+
+    def _join_deltas(self) -> None:
+        for part, pieces in self._deltas.values():
+            text = part.get("text")
+            part["text"] = (text if isinstance(text, str) else "") + "".join(pieces)
+        self._deltas.clear()
+
+    def response(self) -> dict[str, Any]:
+        """The response as the events so far describe it."""
+        self._join_deltas()
+        if self._final is not None:
+            # As the SDK does: a terminal response without output takes the streamed items.
+            if self._final.get("output") is not None:
+                return self._final
+            return {**self._final, "output": self._rebuilt_output()}
+        return {**self._response, "output": self._rebuilt_output()}
+
+    def _rebuilt_output(self) -> list[dict[str, Any]]:
+        return [self._output[i] for i in sorted(self._output)]
+
+    # --- events ---------------------------------------------------------------------------
+
+    def take(self, event: Mapping[str, Any]) -> bool:
+        """Merge one event; True when it may have settled citations."""
+        kind = event.get("type")
+        if kind is not None and not isinstance(kind, str):
+            self.diagnostics.append(f"Responses stream event type is a {type(kind).__name__}")
+            return False
+        if kind != "response.output_text.delta":
+            self._join_deltas()
+        if kind in _SNAPSHOT_EVENTS or kind in _TERMINAL_EVENTS:
+            response = event.get("response")
+            if not isinstance(response, Mapping):
+                self.diagnostics.append(f"{kind}: no response object")
+                return False
+            if kind in _TERMINAL_EVENTS:
+                self._final = copy.deepcopy(dict(response))
+                return True
+            self._response = copy.deepcopy(dict(response))
+            return False
+        if self._final is not None:
+            return False
+        if kind == "response.output_item.added" or kind == "response.output_item.done":
+            item = event.get("item")
+            index = event.get("output_index")
+            if isinstance(item, Mapping) and isinstance(index, int) and not isinstance(index, bool):
+                self._output[index] = copy.deepcopy(dict(item))
+                if kind == "response.output_item.done":
+                    parts = _message_parts(self._output[index])
+                    self._done.update((index, j) for j in range(len(parts)))
+                    return True
+            elif item is not None or kind == "response.output_item.done":
+                # An added event without an item is tolerated (the SDK skips it too).
+                self.diagnostics.append(f"{kind}: no item or output_index")
+            return False
+        if kind == "response.content_part.added" or kind == "response.content_part.done":
+            part = self._part(event)
+            new = event.get("part")
+            if part is not None and isinstance(new, Mapping):
+                part.clear()
+                part.update(copy.deepcopy(dict(new)))
+                if kind == "response.content_part.done":
+                    self._done.add((event["output_index"], event["content_index"]))
+                    return True
+            elif part is not None:
+                self.diagnostics.append(f"{kind}: no part object")
+            return False
+        if kind == "response.output_text.delta":
+            part = self._part(event)
+            delta = event.get("delta")
+            if part is not None and isinstance(delta, str):
+                self._deltas.setdefault(id(part), (part, []))[1].append(delta)
+            elif part is not None:
+                self.diagnostics.append(f"{kind}: delta is not a string")
+            return False
+        if kind == "response.output_text.done":
+            part = self._part(event)
+            text = event.get("text")
+            if part is not None and isinstance(text, str):
+                part["text"] = text
+                self._done.add((event["output_index"], event["content_index"]))
+                return True
+            return False
+        if kind == "response.output_text.annotation.added":
+            part = self._part(event)
+            annotation = event.get("annotation")
+            index = event.get("annotation_index")
+            if part is None:
+                return False
+            annotations = part.get("annotations")
+            if not isinstance(annotations, list):
+                annotations = part["annotations"] = []
+            if isinstance(index, int) and not isinstance(index, bool) and 0 <= index <= 10_000:
+                while len(annotations) <= index:
+                    annotations.append(None)
+                annotations[index] = copy.deepcopy(annotation)
+            else:
+                annotations.append(copy.deepcopy(annotation))
+            return True
+        if kind == "response.refusal.delta" or kind == "response.refusal.done":
+            part = self._part(event)
+            if part is not None:
+                part["type"] = "refusal"
+                value = event.get("delta" if kind == "response.refusal.delta" else "refusal")
+                if isinstance(value, str):
+                    previous = part.get("refusal") if kind == "response.refusal.delta" else ""
+                    part["refusal"] = (previous if isinstance(previous, str) else "") + value
+            return False
+        if kind == "error":
+            message = event.get("message")
+            self.diagnostics.append(f"stream error event: {message or event.get('code')}")
+            return False
+        if isinstance(kind, str) and kind.startswith(_IGNORED_EVENT_PREFIXES):
+            return False
+        self.diagnostics.append(f"unknown Responses stream event {kind!r}")
+        return False
+
+    def _flush(self, *, final: bool = False) -> list[CitationEvent]:
+        """Announce every annotation whose claim the text so far already decides.
+
+        Each tool item is read once (again only when an event replaces it), and each part's
+        annotations from the first one not announced yet, so a long stream stays linear.
+        """
+        snapshot = self.response()
+        scratch = AnswerBuilder(NAME)
+        scratch.ledger = self._ledger
+        output = snapshot.get("output")
+        items = output if isinstance(output, list) else []
+        settled = True
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                continue
+            kind = item.get("type")
+            if kind != "message":
+                if self._tools_read.get(i) is not item:
+                    self._tools_read[i] = item
+                    kind = kind if isinstance(kind, str) else None
+                    _tool_item(scratch, item, kind, f"response.output[{i}]")
+                continue
+            for j, part in enumerate(_message_parts(item)):
+                text = _part_text(part)
+                if text is None:
+                    continue
+                complete = final or (i, j) in self._done
+                base = scratch.append_text(text)
+                if settled:
+                    annotations = part.get("annotations")
+                    listed = annotations if isinstance(annotations, list) else []
+                    first = self._open.get((i, j), 0)
+                    for k in range(first, len(listed)):
+                        key = (i, j, k)
+                        ann = listed[k]
+                        if key in self._settled or ann is None:
+                            continue
+                        if annotation(scratch, ann, text, base, "stream", complete=complete):
+                            self._settled.add(key)
+                    while (i, j, first) in self._settled:
+                        first += 1
+                    self._open[(i, j)] = first
+                # Later parts are placed after this one: they wait until its length is final.
+                settled = settled and complete
+        return announce_built(scratch)
+
+    def announce(self) -> list[CitationEvent]:
+        """The citations the events so far settled (all of them once the stream is over)."""
+        return self._flush(final=self._final is not None)
+
+    def problems(self) -> list[str]:
+        """What a stream without its terminal event lacks."""
+        return [] if self._final is not None else ["stream ended before response.completed"]
+
+
+OPENAI_RESPONSES = OpenAIResponsesProvider()
+"""Reader of OpenAI Responses API responses and their event streams."""
