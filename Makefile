@@ -48,6 +48,7 @@ lint: .venv/.synced
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) mypy
+	$(RUN) lint-imports
 
 format: .venv/.synced
 	$(RUN) ruff check --fix .

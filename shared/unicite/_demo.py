@@ -12,9 +12,9 @@ import sys
 from importlib import resources
 from typing import Any, TextIO
 
+from unicite._render import render
 from unicite.model import CitedAnswer
 from unicite.providers import extract
-from unicite.render import render
 
 __all__ = ["DEMO_CASES", "demo_answers", "run_demo"]
 

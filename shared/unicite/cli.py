@@ -2,7 +2,7 @@
 
 Bad input is one clear line on stderr naming the file and the reason, with exit code 2; a
 response without the citations ``--require-citations`` asked for exits with 3. No traceback
-reaches the user for bad input.
+reaches the user for bad input. The command line is an extra: ``pip install "unicite[cli]"``.
 """
 
 from __future__ import annotations
@@ -12,16 +12,22 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, NoReturn
 
-import typer
-from rich.console import Console
+try:
+    import typer
+    from rich.console import Console
+except ModuleNotFoundError as err:
+    raise ModuleNotFoundError(
+        'the command line needs typer and rich: pip install "unicite[cli]"',
+        name=err.name,
+    ) from err
 
 from unicite import __version__
+from unicite._render import render as render_answer
 from unicite._schema import schema_text
 from unicite._text import sanitize_display
 from unicite.exceptions import GroundingRequiredError, UniciteError
 from unicite.model import CitedAnswer
 from unicite.providers import extract as extract_response
-from unicite.render import render as render_answer
 
 __all__ = ["app", "main"]
 

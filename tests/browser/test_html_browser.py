@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from unicite import Citation, CitedAnswer, PageLocation, Source
-from unicite.render import render
+from unicite import Citation, CitedAnswer, PageLocation, Source, render
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():

@@ -2,22 +2,38 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+
+pytest.importorskip("typer", reason="the cli extra is not installed")
+
 from typer.testing import CliRunner
 
-from unicite import CitedAnswer, extract
-from unicite._demo import DEMO_CASES, demo_response
-from unicite._stats import TopCounter
+from unicite import CitedAnswer, extract, render
 from unicite.cli import app
 
 runner = CliRunner()
+
+CASSETTES = Path(__file__).resolve().parents[2] / "cassettes" / "providers"
+# The responses `unicite demo` shows, as recorded: the demo bundles the same bodies.
+RECORDED = {
+    "openai": "test_openai_sdk/test_responses_web_search.yaml",
+    "anthropic": "test_anthropic_sdk/test_plain_text_document_char_location.yaml",
+    "gemini": "test_gemini_sdk/test_generate_content_google_search.yaml",
+}
+
+
+def recorded_response(provider: str) -> Any:
+    data = yaml.safe_load((CASSETTES / RECORDED[provider]).read_text("utf-8"))
+    return data["interactions"][0]["response"]["parsed_body"]
 
 
 @pytest.fixture
 def openai_file(tmp_path: Path) -> Path:
     path = tmp_path / "response.json"
-    path.write_text(json.dumps(demo_response("openai_responses_web_search.json")), "utf-8")
+    path.write_text(json.dumps(recorded_response("openai")), "utf-8")
     return path
 
 
@@ -105,6 +121,25 @@ def test_bad_input_is_one_line_and_exit_2(
     assert len(result.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        ([], "extract"),
+        (["extract"], "--no-hyperlinks"),
+        (["extract"], "--provider"),
+        (["render"], "--all-sources"),
+        (["attribute"], "--sources"),
+        (["stats"], "--json"),
+        (["schema"], "JSON Schema"),
+        (["demo"], "--hyperlinks"),
+    ],
+)
+def test_help(command: list[str], option: str) -> None:
+    result = runner.invoke(app, [*command, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert option in result.output
+
+
 def test_missing_file_is_exit_2() -> None:
     result = runner.invoke(app, ["extract", "/nonexistent/file.json"])
     assert result.exit_code == 2
@@ -112,7 +147,7 @@ def test_missing_file_is_exit_2() -> None:
 
 
 def test_render_a_stored_answer(tmp_path: Path) -> None:
-    answer = extract(demo_response("anthropic_document_citations.json"))
+    answer = extract(recorded_response("anthropic"))
     path = tmp_path / "answer.json"
     path.write_text(answer.to_json(), "utf-8")
     result = runner.invoke(app, ["render", str(path), "-f", "markdown"])
@@ -126,7 +161,7 @@ def test_render_a_stored_answer(tmp_path: Path) -> None:
 
 
 def test_stats_over_a_jsonl_log(tmp_path: Path) -> None:
-    lines = [json.dumps(demo_response(name)) for _, name in DEMO_CASES] * 3
+    lines = [json.dumps(recorded_response(name)) for name in RECORDED] * 3
     lines.append("{broken json")
     lines.append("")
     log = tmp_path / "log.jsonl"
@@ -134,7 +169,7 @@ def test_stats_over_a_jsonl_log(tmp_path: Path) -> None:
     result = runner.invoke(app, ["stats", str(log), "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
-    answers = [extract(demo_response(name)) for _, name in DEMO_CASES]
+    answers = [extract(recorded_response(name)) for name in RECORDED]
     assert summary["responses"] == 10
     assert summary["unreadable"] == 1
     assert summary["with_citations"] == 9
@@ -153,16 +188,6 @@ def test_stats_over_a_jsonl_log(tmp_path: Path) -> None:
     assert "wikipedia.org" in table.output
 
 
-def test_top_counter_keeps_heavy_hitters_within_capacity() -> None:
-    counter = TopCounter(capacity=3)
-    for key in ["a"] * 50 + ["b"] * 30 + [f"rare{n}" for n in range(20)]:
-        counter.add(key)
-    assert len(counter.counts) <= 3
-    assert [k for k, _ in counter.top(2)] == ["a", "b"]
-    assert not counter.exact
-    assert counter.counts["a"] >= 50 - counter.error
-
-
 def test_schema_and_demo_as_subprocesses() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "unicite", "demo", "--no-hyperlinks"],
@@ -171,8 +196,8 @@ def test_schema_and_demo_as_subprocesses() -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    for title, _ in DEMO_CASES:
-        assert title in proc.stdout
+    for title in ("OpenAI", "Anthropic", "Gemini"):
+        assert f"── {title}" in proc.stdout
     assert "\x1b" not in proc.stdout
     proc = subprocess.run(
         [sys.executable, "-m", "unicite", "extract", "/nonexistent"],
@@ -185,19 +210,13 @@ def test_schema_and_demo_as_subprocesses() -> None:
     assert "Traceback" not in proc.stderr
 
 
-def test_demo_data_matches_the_cassettes() -> None:
-    yaml = pytest.importorskip("yaml")
-    cassettes = Path(__file__).resolve().parents[2] / "cassettes" / "providers"
-    sources = {
-        "openai_responses_web_search.json": "test_openai_sdk/test_responses_web_search.yaml",
-        "anthropic_document_citations.json": (
-            "test_anthropic_sdk/test_plain_text_document_char_location.yaml"
-        ),
-        "gemini_google_search.json": "test_gemini_sdk/test_generate_content_google_search.yaml",
-    }
-    for name, cassette in sources.items():
-        data = yaml.safe_load((cassettes / cassette).read_text("utf-8"))
-        assert demo_response(name) == data["interactions"][0]["response"]["parsed_body"], name
+def test_demo_shows_the_recorded_responses() -> None:
+    result = runner.invoke(app, ["demo", "--no-hyperlinks"])
+    assert result.exit_code == 0, result.output
+    for provider in RECORDED:
+        answer = extract(recorded_response(provider))
+        assert answer.provider == provider
+        assert render(answer, "terminal", hyperlinks=False, width=80) in result.output
 
 
 def test_attribute_command(tmp_path: Path) -> None:

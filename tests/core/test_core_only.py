@@ -1,4 +1,7 @@
-"""Runs in the core-only environment (`make test-core`): proves nothing else is installed."""
+"""Runs in the core-only environment (`make test-core`): proves nothing else is installed.
+
+No framework, no provider SDK, and not the command line's typer and rich (the ``cli`` extra).
+"""
 
 import importlib.util
 import os
@@ -21,6 +24,8 @@ pytestmark = pytest.mark.skipif(
         "google.genai",
         "unicite_langchain",
         "unicite_llamaindex",
+        "typer",
+        "rich",
     ],
 )
 def test_framework_and_sdk_are_absent(module: str) -> None:

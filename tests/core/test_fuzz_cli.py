@@ -26,6 +26,9 @@ from _fuzz import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
+
+pytest.importorskip("typer", reason="the cli extra is not installed")
+
 from typer.testing import CliRunner, Result
 
 from unicite import CitedAnswer

@@ -27,8 +27,7 @@ from _fuzz import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unicite import Citation, CitedAnswer, Source, UsageError
-from unicite.render import render
+from unicite import Citation, CitedAnswer, Source, UsageError, render
 
 pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
 

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from unicite import Citation, CitedAnswer, Source, UsageError
 from unicite.markers import inject_markers
-from unicite.render._plan import plan_marks
 
 SOURCES = [
     Source(id="a", url="https://a.example/"),
@@ -228,7 +227,7 @@ def test_property_markers_and_idempotence(answer: CitedAnswer, style: str) -> No
     assert inject_markers(result, style) == result  # type: ignore[arg-type]
 
 
-def test_plan_is_sorted_and_disjoint() -> None:
+def test_overlapping_spans_and_insertions_give_disjoint_markers() -> None:
     rng = random.Random(7)
     text = "".join(rng.choice("ab .\n") for _ in range(500))
     citations = []
@@ -242,11 +241,14 @@ def test_plan_is_sorted_and_disjoint() -> None:
         citations.append(
             Citation(start=start, end=end, text=text[start:end], source_ids=["a"], marker_span=span)
         )
-    marks = plan_marks(CitedAnswer(text=text, sources=SOURCES, citations=citations))
-    assert sorted(p for mark in marks for p in mark.citations) == list(range(300))
-    for before, after in itertools.pairwise(marks):
-        assert before.end <= after.start
-        assert (before.start, before.end) != (after.start, after.end)
+    result = inject_markers(CitedAnswer(text=text, sources=SOURCES, citations=citations))
+    assert len(result.citations) == 300
+    spans = markers_of(result)
+    assert all(c.marker_span in spans for c in result.citations)
+    for before, after in itertools.pairwise(spans):
+        assert before[1] <= after[0]
+    for start, end in spans:
+        assert result.text[start:end] == "[1]"
 
 
 def test_hundred_thousand_citations_on_a_million_characters() -> None:

@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from unicite import Citation, CitedAnswer, PageLocation, Source
+from unicite import Citation, CitedAnswer, PageLocation, Source, render
 from unicite.markers import inject_markers
-from unicite.render import render
 
 HOSTILE = Path(__file__).parents[1] / "data" / "hostile"
 TITLES: list[str] = json.loads((HOSTILE / "titles.json").read_text(encoding="utf-8"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from _width import display_width
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,9 +17,8 @@ from unicite import (
     SearchResultLocation,
     Source,
     UrlLocation,
+    render,
 )
-from unicite.render import render
-from unicite.render._terminal import text_width
 
 CHARS = st.one_of(
     st.characters(codec="utf-8"),
@@ -145,5 +145,5 @@ def test_wrapping_never_splits_words_links_or_markers(answer: CitedAnswer, width
         assert len(re.findall(r"\x1b\]8;;[^\x1b]+\x1b\\", line)) == line.count("\x1b]8;;\x1b\\")
         visible = OSC8.sub("", line)
         # A line wider than the limit holds one unbreakable word (after its indentation).
-        if text_width(visible) > width:
+        if display_width(visible) > width:
             assert len(visible.split()) <= 3 or visible.lstrip().startswith(("```", "|"))

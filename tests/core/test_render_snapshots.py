@@ -1,6 +1,7 @@
 """Exact renderings of small answers in every format and mode (non-ASCII on purpose)."""
 
 import json
+import re
 
 import pytest
 
@@ -12,9 +13,8 @@ from unicite import (
     SearchResultLocation,
     Source,
     json_schema,
+    render,
 )
-from unicite.render import render
-from unicite.render._html import _STYLE
 
 LINK = "([fr.wikipedia.org](https://fr.wikipedia.org/wiki/Viaduc_de_Millau))"
 TEXT = (
@@ -130,9 +130,17 @@ def with_suggestions() -> CitedAnswer:
     )
 
 
+def style_block() -> str:
+    """The <style> block every HTML rendering starts with."""
+    out = render(CitedAnswer(text="x"), "html", prefix="ex")
+    match = re.match(r'<div class="unicite" id="ex">\n<style>\n(.*?)</style>\n', out, re.DOTALL)
+    assert match is not None
+    return match.group(1)
+
+
 def html_body(answer: CitedAnswer) -> str:
     """The HTML after the fixed <style> block, which is checked once on its own."""
-    head = f'<div class="unicite" id="ex">\n<style>\n{_STYLE}</style>\n'
+    head = f'<div class="unicite" id="ex">\n<style>\n{style_block()}</style>\n'
     out = render(answer, "html", prefix="ex")
     assert out.startswith(head)
     return out[len(head) :]
@@ -412,11 +420,12 @@ def test_html_fragment() -> None:
 
 
 def test_html_style_block_is_self_contained() -> None:
-    assert "url(" not in _STYLE
-    assert "@import" not in _STYLE
-    assert ":hover" in _STYLE
-    assert ":focus-within" in _STYLE
-    assert ":target" in _STYLE
+    style = style_block()
+    assert "url(" not in style
+    assert "@import" not in style
+    assert ":hover" in style
+    assert ":focus-within" in style
+    assert ":target" in style
 
 
 def test_search_suggestions_are_sanitised_in_html() -> None:

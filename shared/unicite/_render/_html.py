@@ -12,10 +12,11 @@ import html
 import re
 from html.parser import HTMLParser
 
+from unicite._marks import Mark
+from unicite._render._plan import Entry, Plan, link_target, mark_quotes, weave
 from unicite._text import sanitize_display
 from unicite.exceptions import UsageError
 from unicite.model import CitedAnswer
-from unicite.render._plan import Entry, Mark, Plan, link_target, mark_quotes, weave
 
 __all__ = ["default_prefix", "render_html", "sanitize_search_suggestions"]
 

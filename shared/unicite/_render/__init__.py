@@ -12,14 +12,15 @@ from __future__ import annotations
 import shutil
 from typing import Literal
 
+from unicite._marks import check_choice
+from unicite._render._html import render_html
+from unicite._render._hyperlinks import supports_hyperlinks
+from unicite._render._json import render_json
+from unicite._render._markdown import MarkdownMarkers, render_markdown
+from unicite._render._plan import SourceSelection, build_plan
+from unicite._render._terminal import render_terminal
 from unicite.exceptions import UsageError
 from unicite.model import CitedAnswer
-from unicite.render._html import render_html
-from unicite.render._hyperlinks import supports_hyperlinks
-from unicite.render._json import render_json
-from unicite.render._markdown import MarkdownMarkers, render_markdown
-from unicite.render._plan import SourceSelection, build_plan, check_choice
-from unicite.render._terminal import render_terminal
 
 __all__ = ["MarkdownMarkers", "RenderFormat", "SourceSelection", "render", "supports_hyperlinks"]
 

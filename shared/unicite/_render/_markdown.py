@@ -5,8 +5,8 @@ it may become raw HTML or a link to anything but http(s). Tag and autolink opene
 and link destinations or reference definitions (``](``, ``]:``) not starting with ``http://``
 or ``https://``, are backslash-escaped. Code (fenced blocks and inline spans) is left alone
 when that provably changes nothing: if a code span skipped that way holds such text, the
-result is parsed (CommonMark, via markdown-it, which rich already installs) and, should any
-HTML or other link show up, everything is escaped, code included.
+result is parsed (CommonMark, via markdown-it) and, should any HTML or other link show up,
+everything is escaped, code included.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import bisect
 import re
 from typing import Any, Literal
 
+from unicite._marks import Mark, format_marker
+from unicite._render._plan import Detail, Entry, Plan, weave
+from unicite._render._terminal import SEARCH_SUGGESTIONS_NOTE
 from unicite._text import sanitize_display
 from unicite.model import CitedAnswer
-from unicite.render._plan import Detail, Entry, Mark, Plan, format_marker, weave
-from unicite.render._terminal import SEARCH_SUGGESTIONS_NOTE
 
 __all__ = ["MarkdownMarkers", "defang_markdown", "escape_markdown", "render_markdown"]
 
@@ -150,10 +151,7 @@ def _escape_risky(text: str, regions: list[tuple[int, int]]) -> tuple[str, bool]
 
 def _has_active_markup(text: str) -> bool:
     """Whether CommonMark parses ``text`` into raw HTML or a link that is not http(s)."""
-    try:
-        from markdown_it import MarkdownIt
-    except ImportError:  # rich always brings markdown-it; without it, assume the worst
-        return True
+    from markdown_it import MarkdownIt  # imported on first need: most answers never get here
 
     class _EveryLink(MarkdownIt):
         def validateLink(self, url: str) -> bool:  # see every link, not only allowed ones

@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from unicite._marks import Mark, format_marker
+from unicite._render._hyperlinks import osc8
+from unicite._render._plan import Entry, Plan, weave
 from unicite._text import sanitize_display
 from unicite.model import CitedAnswer
-from unicite.render._hyperlinks import osc8
-from unicite.render._plan import Entry, Mark, Plan, format_marker, weave
 
 __all__ = ["SEARCH_SUGGESTIONS_NOTE", "render_terminal"]
 
