@@ -6,7 +6,15 @@ sources it rests on, and exact spans tying claims to sources.
 
 from importlib.metadata import version as _version
 
+from unicite._cite import CitePolicy, cite
 from unicite._offsets import OffsetIndex, byte_span, from_byte_span, from_utf16_span, utf16_span
+from unicite._render import (
+    MarkdownMarkers,
+    RenderFormat,
+    SourceSelection,
+    render,
+    supports_hyperlinks,
+)
 from unicite._schema import json_schema
 from unicite._segment import Segment, claim_span, clauses, segment
 from unicite._text import sanitize_display, truncate
@@ -52,13 +60,6 @@ from unicite.providers import (
     detect_provider,
     extract,
 )
-from unicite.render import (
-    MarkdownMarkers,
-    RenderFormat,
-    SourceSelection,
-    render,
-    supports_hyperlinks,
-)
 from unicite.settings import resolve_enabled
 
 __version__ = _version("unicite")
@@ -71,6 +72,7 @@ __all__ = [
     "CitationError",
     "CitationEvent",
     "CitationOrigin",
+    "CitePolicy",
     "CitedAnswer",
     "EmbeddingScorer",
     "GroundingRequiredError",
@@ -98,6 +100,7 @@ __all__ = [
     "attribute",
     "byte_span",
     "citation_instructions",
+    "cite",
     "claim_span",
     "clauses",
     "collect_stream",

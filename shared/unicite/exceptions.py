@@ -13,6 +13,11 @@ Extraction, parsing and rendering never raise on odd provider data: they record 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from unicite.model import CitedAnswer
+
 __all__ = [
     "CitationError",
     "GroundingRequiredError",
@@ -70,9 +75,18 @@ class GroundingRequiredError(UniciteError):
     Attributes:
         provider: The provider that produced the answer, when known.
         reason: Why the policy failed, e.g. ``"no grounding metadata"`` or ``"no citations"``.
+        answer: The answer that failed the policy, when known (an adapter still publishes it).
     """
 
-    def __init__(self, message: str, *, provider: str | None = None, reason: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        reason: str,
+        answer: CitedAnswer | None = None,
+    ) -> None:
         super().__init__(message)
         self.provider = provider
         self.reason = reason
+        self.answer = answer

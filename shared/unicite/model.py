@@ -363,6 +363,20 @@ class CitedAnswer(_Model):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def replace(self, **changes: Any) -> CitedAnswer:
+        """A copy with `changes` applied, validated like a new answer.
+
+        Unlike ``model_copy(update=...)``, the copy checks every invariant again (spans slice
+        to their text, cited ids resolve, ids are unique) and keeps citations sorted, so an
+        edit cannot produce an answer that lies about its text.
+
+        Raises:
+            pydantic.ValidationError: A change names no field, or breaks an invariant.
+        """
+        fields = {name: getattr(self, name) for name in type(self).model_fields}
+        fields.update(changes)
+        return type(self)(**fields)
+
     def _position(self, source_id: str) -> int | None:
         position = self._index.get(source_id)
         if position is not None and (

@@ -1,3 +1,5 @@
+import pytest
+
 import unicite
 
 EXPECTED = [
@@ -8,6 +10,7 @@ EXPECTED = [
     "CitationError",
     "CitationEvent",
     "CitationOrigin",
+    "CitePolicy",
     "CitedAnswer",
     "EmbeddingScorer",
     "GroundingRequiredError",
@@ -35,6 +38,7 @@ EXPECTED = [
     "attribute",
     "byte_span",
     "citation_instructions",
+    "cite",
     "claim_span",
     "clauses",
     "collect_stream",
@@ -73,14 +77,27 @@ def test_every_exported_name_exists() -> None:
         assert getattr(unicite, name) is not None
 
 
+def test_render_is_the_function_not_a_package() -> None:
+    import importlib
+
+    assert unicite.render.__module__ == "unicite._render"
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("unicite.render")
+    assert callable(unicite.render)
+    assert unicite.render(unicite.CitedAnswer(text="x"), "text") == "x"
+
+
 def test_core_imports_no_framework_or_sdk() -> None:
     import subprocess
     import sys
 
+    sdks = "('openai', 'anthropic', 'google.genai', 'langchain_core', 'llama_index')"
     code = (
-        "import sys, unicite, unicite.cli\n"
-        "bad = [m for m in ('openai', 'anthropic', 'google.genai', 'langchain_core', 'llama_index')"
-        " if m in sys.modules]\n"
+        "import importlib.util, sys, unicite\n"
+        "bad = [m for m in ('typer', 'rich', 'markdown_it') if m in sys.modules]\n"
+        "if importlib.util.find_spec('typer'):\n"
+        "    import unicite.cli\n"
+        f"bad += [m for m in {sdks} if m in sys.modules]\n"
         "print(','.join(bad))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
