@@ -3,7 +3,8 @@
 Both engines query the same 20-node VectorStoreIndex with the same scripted LLM, whose answer
 cites eight of the nodes out of order and one that does not exist, so the cited engine does
 all its work: labelling, capturing the LLM call, parsing and validating the markers,
-renumbering and rewriting the response. Also measured: a streamed query read to the end, and
+renumbering and rewriting the response. Also measured: a streamed query read to the end (the
+cited engine streams the text already renumbered, through `unicite.MarkerStream`), and
 `CitationEventHandler` attached while the plain engine runs.
 
 Concurrency: 32 queries started together (threads meeting at a barrier, or tasks gathered)

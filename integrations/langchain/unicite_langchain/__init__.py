@@ -7,10 +7,12 @@ reads the native citations LangChain messages carry; `with_citations`, `Citation
 
 from importlib.metadata import version as _version
 
-from unicite_langchain._handler import CITATIONS_EVENT, CitationCallbackHandler
+from unicite_langchain._handler import CitationCallbackHandler
 from unicite_langchain._messages import from_ai_message, to_citation_annotations
+from unicite_langchain._parser import CitationOutputParser
 from unicite_langchain._prompt import citation_prompt, number_sources
-from unicite_langchain._runnable import CitationOutputParser, CitedRunnable, with_citations
+from unicite_langchain._publish import CITATIONS_EVENT
+from unicite_langchain._runnable import CitedRunnable, with_citations
 from unicite_langchain._tools import CitedTool, cite_tools
 
 __version__ = _version("unicite-langchain")

@@ -11,8 +11,8 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from unicite import Source, UsageError
 from unicite.markers import InstructionFormat, InstructionStyle, citation_instructions
 from unicite.sources import SourceLedger, build_digest, from_tool_output
+from unicite_langchain._capture import read_documents
 from unicite_langchain._context import run_ledgers
-from unicite_langchain._handler import read_documents
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "citation_prompt", "number_sources"]
 

@@ -17,8 +17,9 @@ from pydantic import PrivateAttr
 
 from unicite import UsageError
 from unicite.sources import SourceLedger, build_digest
+from unicite_langchain._capture import CITED_TOOL_METADATA_KEY
 from unicite_langchain._context import run_ledgers
-from unicite_langchain._handler import CITED_TOOL_METADATA_KEY, CitationCallbackHandler
+from unicite_langchain._handler import CitationCallbackHandler
 
 __all__ = ["CitedTool", "cite_tools"]
 

@@ -6,6 +6,10 @@
 - `CitationEventHandler`: cites the LLM answers of anything LlamaIndex runs (agents,
   workflows) from instrumentation events and dispatches `CitationsEvent`s.
 - `from_llamaindex_response`, `to_citation_blocks`, `from_citation_blocks`: conversions.
+
+Every answer is cited by `unicite.cite`; the engine and the handler take its `unicite.CitePolicy`
+(``policy=``) and the policy's field names as keywords, and call ``on_citations`` with each
+`unicite.CitedAnswer`.
 """
 
 from importlib.metadata import version as _version

@@ -3,15 +3,12 @@
 LlamaIndex's LLM integrations keep what the provider sent in different places: the OpenAI
 integration keeps the SDK response in ``raw`` and the annotations in ``additional_kwargs``, the
 Anthropic one a shallow ``dict`` of the message in ``raw`` and search-result citations as
-``CitationBlock``s, the Gemini one the first candidate's dump in ``raw``. Each is turned back
-into the provider's own JSON shape and read by unicite's provider readers.
+``CitationBlock``s, the Gemini one the first candidate's dump in ``raw``. Each is handed as it
+is to unicite's provider readers, which read those shapes.
 """
 
 from __future__ import annotations
 
-import base64
-import datetime
-import enum
 from collections.abc import Mapping, Sequence
 from typing import Any, get_args
 
@@ -37,19 +34,19 @@ from unicite import (
     Citation,
     CitationOrigin,
     CitedAnswer,
+    CitePolicy,
     Location,
     PageLocation,
     SearchResultLocation,
     Source,
     UrlLocation,
     UsageError,
+    collect_stream,
     extract,
     normalize_url,
 )
-from unicite.markers import parse_markers, renumber
-from unicite.providers import detect_provider
+from unicite.providers import detect_provider, extract_content
 from unicite.sources import SourceLedger
-from unicite_llamaindex._answer import parse_table
 from unicite_llamaindex._nodes import (
     SOURCE_ID_KEY,
     Chunk,
@@ -58,99 +55,18 @@ from unicite_llamaindex._nodes import (
     node_text,
     sources_from_nodes,
 )
+from unicite_llamaindex._policy import answer_input, cite_answer, resolve_policy
 
 __all__ = [
     "SourceCache",
     "cached_sources",
     "from_citation_blocks",
     "from_llamaindex_response",
-    "plain",
-    "provider_payload",
     "table_from_nodes",
     "to_citation_blocks",
 ]
 
-_MAX_DEPTH = 64
 _ORIGINS: tuple[str, ...] = get_args(CitationOrigin)
-# Response-level fields the Gemini integration merges into its dump of the first candidate.
-_GEMINI_RESPONSE_FIELDS = (
-    "usage_metadata",
-    "cached_content",
-    "block_reason",
-    "block_reason_message",
-    "model_version",
-    "response_id",
-)
-_GEMINI_CANDIDATE_FIELDS = ("grounding_metadata", "citation_metadata", "url_context_metadata")
-_OPENAI_FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
-_ANTHROPIC_STREAM_EVENTS = ("content_block_delta", "content_block_stop", "message_delta")
-
-
-# --- raw provider data ----------------------------------------------------------------------
-
-
-def plain(value: Any, _depth: int = 0) -> Any:
-    """JSON-like data for what an integration keeps: SDK objects dumped, dicts walked.
-
-    The Anthropic integration keeps ``dict(message)``, whose values are still SDK objects;
-    the Gemini one a python-mode dump with enums and bytes. Nesting deeper than 64 levels is
-    cut (None) rather than followed.
-    """
-    if _depth > _MAX_DEPTH:
-        return None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): plain(v, _depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v, _depth + 1) for v in value]
-    if isinstance(value, enum.Enum):
-        return plain(value.value, _depth + 1)
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, (datetime.datetime, datetime.date)):
-        return value.isoformat()
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        try:
-            return plain(dump(mode="json", warnings=False), _depth + 1)
-        except Exception:
-            try:
-                return plain(dump(), _depth + 1)
-            except Exception:
-                return None
-    return None
-
-
-def _gemini_candidate(data: Mapping[str, Any]) -> bool:
-    content = data.get("content")
-    if isinstance(content, Mapping) and ("parts" in content or "role" in content):
-        return True
-    return any(isinstance(data.get(key), Mapping) for key in _GEMINI_CANDIDATE_FIELDS)
-
-
-def provider_payload(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """The provider response a ``raw`` field holds, in the provider's JSON shape, and its name.
-
-    A final OpenAI stream event gives the response it carries; the Gemini integration's
-    candidate dump is wrapped back into a ``GenerateContentResponse``. Anything else that is
-    not a whole response (a stream event, a partial dump) gives ``(None, None)``.
-    """
-    data = plain(raw)
-    if not isinstance(data, dict):
-        return None, None
-    if data.get("type") in _OPENAI_FINAL_EVENTS and isinstance(data.get("response"), dict):
-        data = data["response"]
-    if "candidates" not in data and _gemini_candidate(data):
-        # Checked first: the merged-in usage_metadata makes the dump look like a response.
-        candidate = {k: v for k, v in data.items() if k not in _GEMINI_RESPONSE_FIELDS}
-        wrapped: dict[str, Any] = {"candidates": [candidate]}
-        for key in _GEMINI_RESPONSE_FIELDS:
-            if data.get(key) is not None:
-                wrapped[key] = data[key]
-        return wrapped, "gemini"
-    name = detect_provider(data)
-    return (data, name) if name is not None else (None, None)
 
 
 # --- CitationBlocks -----------------------------------------------------------------------
@@ -522,32 +438,25 @@ def _text_of_message(message: ChatMessage) -> str:
 
 
 def _from_annotations(text: str, annotations: Any, notes: list[str]) -> CitedAnswer | None:
-    """Rebuild a Responses payload around OpenAI annotations kept in ``additional_kwargs``."""
-    data = plain(annotations)
-    if not isinstance(data, list) or not data:
+    """OpenAI annotations kept in ``additional_kwargs``, on the text they annotate."""
+    if not isinstance(annotations, list) or not annotations:
         return None
-    payload = {
-        "object": "response",
-        "status": "completed",
-        "output": [
-            {
-                "type": "message",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": data}],
-            }
-        ],
-    }
-    answer = extract(payload, provider="openai")
+    block = {"type": "text", "text": text, "annotations": annotations}
+    answer = extract_content([block], "openai")
     notes.append("read from the annotations in additional_kwargs (the raw response was missing)")
     return answer
 
 
+def _is_stream_event(raw: Any) -> bool:
+    """Whether ``raw`` is one event of a provider stream (a streamed call's last chunk)."""
+    return raw is not None and collect_stream([raw]).provider is not None
+
+
 def _native(response: Any, text: str, notes: list[str]) -> CitedAnswer | None:
     """Provider citations of a chat or completion response, or None when it carries none."""
-    payload, name = provider_payload(getattr(response, "raw", None))
-    if payload is not None:
-        answer = extract(payload, provider=name)
+    raw = getattr(response, "raw", None)
+    if raw is not None and detect_provider(raw) is not None:
+        answer = extract(raw)
         if answer.text or not text:
             return answer
         notes.append("the raw response holds no text; read the blocks instead")
@@ -555,8 +464,8 @@ def _native(response: Any, text: str, notes: list[str]) -> CitedAnswer | None:
     if isinstance(message, ChatMessage) and any(
         isinstance(b, CitationBlock) for b in message.blocks
     ):
-        raw = plain(getattr(response, "raw", None))
-        streamed = isinstance(raw, dict) and raw.get("type") in _ANTHROPIC_STREAM_EVENTS
+        # A streamed response's citation blocks come before the text they support.
+        streamed = _is_stream_event(raw)
         return _read_blocks(message.blocks, _SourceResolver(None), cite_next=streamed)
     additional = getattr(response, "additional_kwargs", None)
     if isinstance(additional, Mapping) and additional.get("annotations"):
@@ -580,6 +489,8 @@ def from_llamaindex_response(
     response: Any,
     *,
     sources: Sequence[Source | Mapping[str, Any]] | SourceLedger | None = None,
+    policy: CitePolicy | None = None,
+    **options: Any,
 ) -> CitedAnswer:
     """Read the citations a LlamaIndex object carries into a `CitedAnswer`.
 
@@ -591,19 +502,30 @@ def from_llamaindex_response(
       `CitationBlock`s in the message, else from OpenAI annotations in ``additional_kwargs``;
     - a `ChatMessage` (an agent's answer): its `CitationBlock`s;
     - a query engine `Response` (or a consumed `StreamingResponse`): the `CitedAnswer` a
-      `CitedQueryEngine` put in ``metadata["citations"]``, else the ``[N]`` markers of the text
-      read against its ``source_nodes`` (numbered by their ``Source N:`` labels) and renumbered.
+      `CitedQueryEngine` put in ``metadata["citations"]``, else `unicite.cite` of its text
+      against its ``source_nodes`` (numbered by their ``Source N:`` labels).
 
-    With ``sources`` (the sources the prompt numbered), an answer without native citations is
-    read for ``[N]`` markers against them. Never raises on odd data: it records diagnostics.
+    With ``sources`` (the sources the prompt numbered), a policy or options, a chat or
+    completion answer goes through `unicite.cite` against those sources; without them it is
+    read as it is (its native citations, its text untouched). Never raises on odd data: it
+    records diagnostics.
+
+    Args:
+        response: The LlamaIndex object.
+        sources: What the prompt numbered: `Source` objects or dicts in prompt order, or a
+            `SourceLedger`.
+        policy: How the answer is cited (`unicite.CitePolicy`); its ``sources`` field (which
+            sources the answer lists) is set here, ``sources=`` being the numbered ones.
+        **options: `CitePolicy` fields overriding ``policy``'s.
 
     Raises:
-        UsageError: ``response`` is none of the above.
+        UsageError: ``response`` is none of the above, or an option is unknown or invalid.
     """
+    cite_policy = resolve_policy(policy, options)
     if isinstance(response, CitedAnswer):
         return response
     if isinstance(response, (Response, StreamingResponse, AsyncStreamingResponse)):
-        return _from_query_response(response)
+        return _from_query_response(response, cite_policy)
     if isinstance(response, PydanticResponse):
         return CitedAnswer(diagnostics=["a structured (Pydantic) response has no text to cite"])
     notes: list[str] = []
@@ -630,19 +552,16 @@ def from_llamaindex_response(
             "expected a ChatResponse, CompletionResponse, ChatMessage or query engine Response, "
             f"got {type(response).__name__}"
         )
-    if native is not None and (native.citations or sources is None):
-        return _with_notes(native, notes)
-    base = native.text if native is not None and native.text else text
-    if sources is None:
-        return CitedAnswer(text=base, diagnostics=notes)
-    answer = parse_markers(base, sources, on_invalid="keep")
-    if native is not None:
-        answer = answer.model_copy(update={"provider": native.provider, "model": native.model})
-    return _with_notes(answer, notes)
+    if sources is None and policy is None and not options:
+        if native is not None:
+            return _with_notes(native, notes)
+        return CitedAnswer(text=text, diagnostics=notes)
+    base = answer_input(native, text)
+    return cite_answer(base, () if sources is None else sources, cite_policy, notes)
 
 
 def _from_query_response(
-    response: Response | StreamingResponse | AsyncStreamingResponse,
+    response: Response | StreamingResponse | AsyncStreamingResponse, policy: CitePolicy
 ) -> CitedAnswer:
     metadata = response.metadata or {}
     cited = metadata.get("citations")
@@ -653,5 +572,4 @@ def _from_query_response(
         return CitedAnswer(diagnostics=["the streaming response has not been consumed yet"])
     notes: list[str] = []
     table = table_from_nodes(response.source_nodes, notes)
-    answer = renumber(parse_table(text, table, "drop"), keep_unused=True)
-    return _with_notes(answer, notes)
+    return cite_answer(text, table, policy, notes)

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.response.schema import (
@@ -29,22 +29,21 @@ from llama_index.core.query_engine.citation_query_engine import (
 )
 from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
-from llama_index.core.settings import Settings
 
-from unicite import CitedAnswer, GroundingRequiredError, UsageError, resolve_enabled
-from unicite.attribution import AttributionMethod
+from unicite import CitedAnswer, CitePolicy, GroundingRequiredError, MarkerStream, UsageError
 from unicite.exceptions import describe_error
 from unicite.sources import SourceLedger
-from unicite_llamaindex._answer import (
-    CiteOptions,
-    OnInvalidMarker,
-    check_options,
-    cite,
-    origin_of,
-)
 from unicite_llamaindex._capture import QueryCapture, install
 from unicite_llamaindex._convert import table_from_nodes
 from unicite_llamaindex._nodes import default_splitter
+from unicite_llamaindex._policy import (
+    OPTION_NAMES,
+    answer_input,
+    asker,
+    cite_answer,
+    origin_of,
+    resolve_policy,
+)
 from unicite_llamaindex._postprocessor import CitationPostprocessor, Labelled, relabel
 from unicite_llamaindex.events import CitationsEvent, dispatcher
 
@@ -52,7 +51,7 @@ __all__ = ["CitedQueryEngine"]
 
 logger = logging.getLogger("unicite_llamaindex")
 
-Require = Literal["citations"] | None
+OnCitations = Callable[[CitedAnswer], Any]
 
 
 @dataclass
@@ -60,7 +59,7 @@ class _CitedStreamingResponse(StreamingResponse):
     """A `StreamingResponse` whose final text is the cited answer's, however it is read.
 
     LlamaIndex's `get_response`, ``str()`` and `print_response_stream` rebuild the text from
-    the tokens; here they keep the text the citations index (markers renumbered).
+    the tokens; here they keep the text the citations index, which is the text streamed.
     """
 
     def _drain(self) -> None:
@@ -81,12 +80,46 @@ class _CitedStreamingResponse(StreamingResponse):
         return Response(self.response_txt, self.source_nodes, self.metadata)
 
     def print_response_stream(self) -> None:
-        """Print the tokens as they stream (as the model wrote them)."""
+        """Print the text as it streams."""
         if self.response_txt is None and self.response_gen is not None:
             for text in self.response_gen:
                 print(text, end="", flush=True)
         else:
             print(self.response_txt)
+
+
+class _LiveText:
+    """The answer's text as it streams, already carrying its final citation numbers.
+
+    A `unicite.MarkerStream` over the sources the prompt numbered holds back a marker until
+    it is complete, drops invalid ones and writes valid ones in first-cited numbering, as
+    `unicite.cite` will; `finish` gives what is left of the cited answer's text.
+    """
+
+    def __init__(self, labelled: Labelled, policy: CitePolicy) -> None:
+        self.markers = MarkerStream(
+            labelled.table(),
+            style=policy.markers,
+            on_invalid=policy.on_invalid,
+            renumber=policy.renumber,
+            keep_unused=policy.sources == "all",
+        )
+
+    def feed(self, token: str) -> str:
+        return self.markers.feed(token)
+
+    def finish(self, answer: CitedAnswer) -> tuple[str, CitedAnswer]:
+        """The rest of the text to stream, and the answer (with a note if they disagree)."""
+        shown = self.markers.text
+        if answer.text.startswith(shown):
+            return answer.text[len(shown) :], answer
+        # What was streamed cannot be taken back: say so.
+        rest = self.markers.close()
+        note = (
+            "the text streamed differs from the cited answer's text, which the citations "
+            "index and the response holds"
+        )
+        return rest, answer.model_copy(update={"diagnostics": [*answer.diagnostics, note]})
 
 
 def _no_tokens() -> Generator[str, None, None]:
@@ -105,24 +138,27 @@ def _malformed(item: NodeWithScore) -> bool:
 
 
 class CitedQueryEngine(CitationQueryEngine):
-    """A drop-in `CitationQueryEngine` whose responses carry a validated `CitedAnswer`.
+    """A drop-in `CitationQueryEngine` whose responses carry a `CitedAnswer`.
 
     Same construction (``CitedQueryEngine.from_args(index, llm=...)`` or with a retriever),
-    prompts, streaming and async. Each response gets ``response.metadata["citations"]``: a
-    `unicite.CitedAnswer` whose ``[N]`` markers were parsed and validated against the nodes the
-    prompt showed (numbers naming no node are reported in ``diagnostics`` and removed), with
-    sources renumbered in first-cited order (the model's ``[5] … [2]`` becomes ``[1] … [2]``),
-    the response text and ``source_nodes`` rewritten to match, and exact spans. When the LLM
-    returns provider-native citations (OpenAI, Anthropic, Gemini through their LlamaIndex
-    integrations) those are used; with ``attribute=`` an answer without markers is attributed
-    post hoc. A streaming response yields the model's tokens as they come; once consumed,
-    ``get_response()`` has the same text and citations as the non-streaming query.
+    prompts, streaming and async. Each response gets ``response.metadata["citations"]``: the
+    `unicite.CitedAnswer` that `unicite.cite` makes of the answer and the nodes the prompt
+    numbered (``Source N:``), with the response text and ``source_nodes`` rewritten to match.
+    Provider-native citations (OpenAI, Anthropic, Gemini through their LlamaIndex
+    integrations) are read from the LLM call behind the answer. A streaming response streams
+    the cited text itself: markers arrive complete, already renumbered, invalid ones never
+    appear, and the text streamed is ``metadata["citations"].text``.
+
+    ``source_nodes`` follow the answer's numbering: the cited nodes first, labelled with their
+    footnote numbers, then the others labelled after every listed source, so a ``Source N:``
+    label never names another source than ``[N]`` in the text.
 
     Chunks of long nodes are sources with their own ids and offsets (see
     `CitationPostprocessor`). Citation work never raises into the query: problems become
-    diagnostics. The one deliberate exception is ``require="citations"``, which raises
-    `unicite.GroundingRequiredError` when the answer has no citations (for a stream, when it
-    ends). Disabled (``enabled=False``), it behaves exactly as `CitationQueryEngine`.
+    diagnostics. The one deliberate exception is ``require``, which raises
+    `unicite.GroundingRequiredError` when the answer fails it (for a stream, once the text
+    has streamed), after the answer was put on the response and published. Disabled
+    (``enabled=False``), it behaves exactly as `CitationQueryEngine`.
     """
 
     def __init__(
@@ -138,19 +174,17 @@ class CitedQueryEngine(CitationQueryEngine):
         metadata_mode: MetadataMode = MetadataMode.NONE,
         multimodal: bool = False,
         *,
-        enabled: bool | None = None,
-        require: Require = None,
-        attribute: AttributionMethod | None = None,
-        attribution_llm: Callable[[str], Any] | None = None,
-        on_invalid: OnInvalidMarker = "drop",
-        renumber: bool = True,
+        policy: CitePolicy | None = None,
         ledger: SourceLedger | None = None,
+        on_citations: OnCitations | None = None,
+        **options: Any,
     ) -> None:
         """Build the engine; the arguments before ``*`` are `CitationQueryEngine`'s.
 
         Args:
             retriever: Finds the nodes to cite.
-            llm: The LLM (default: ``Settings.llm``).
+            llm: The LLM (default: ``Settings.llm``); also the model ``attribute="llm"``
+                asks, unless the policy names another.
             response_synthesizer: Builds the prompt and calls the LLM (default: compact mode
                 with LlamaIndex's citation prompts).
             citation_chunk_size: Nodes longer than this many tokens are split into chunks.
@@ -161,16 +195,19 @@ class CitedQueryEngine(CitationQueryEngine):
             callback_manager: LlamaIndex's (legacy) callback manager.
             metadata_mode: Which node metadata the prompt shows under each ``Source N:``.
             multimodal: Image, audio and video nodes (LlamaIndex's own chunking is used).
-            enabled: Cite at all (`unicite.resolve_enabled`; default on).
-            require: ``"citations"`` raises `GroundingRequiredError` for an uncited answer.
-            attribute: ``"lexical"`` or ``"llm"``: attribute an answer with no markers post hoc.
-            attribution_llm: For ``attribute="llm"``: a callable from a prompt to a reply
-                (default: the engine's LLM).
-            on_invalid: ``"drop"`` removes markers naming no node from the text, ``"keep"``
-                leaves them; both report them in ``diagnostics``.
-            renumber: Number sources in first-cited order and rewrite markers to match.
+            policy: How answers are cited (`unicite.CitePolicy`; default ``CitePolicy()``).
             ledger: Number nodes by this ledger's sids (default: the current ledger, if any).
+            on_citations: Called with each query's `CitedAnswer` (for a stream, once it has
+                streamed); what it raises is logged at DEBUG level and ignored.
+            **options: `CitePolicy` fields overriding ``policy``'s: ``enabled``, ``markers``,
+                ``renumber``, ``attribute``, ``require``, ``exclude_inline``, ``sources``,
+                ``keep``, ``on_invalid``. ``attribution_llm`` is the policy's ``llm`` (a
+                callable from a prompt to the reply).
+
+        Raises:
+            UsageError: An unknown option, a bad option value, or a ledger that is not one.
         """
+        resolved = self._resolve(llm, policy, options)
         # Only llama-index-core 0.14.21 and later know multimodal citation engines.
         extra: dict[str, Any] = {"multimodal": True} if multimodal else {}
         super().__init__(
@@ -186,35 +223,22 @@ class CitedQueryEngine(CitationQueryEngine):
             metadata_mode=metadata_mode,
             **extra,
         )
-        self._cite_llm = llm
-        self._configure(
-            enabled=enabled,
-            require=require,
-            attribute=attribute,
-            attribution_llm=attribution_llm,
-            on_invalid=on_invalid,
-            renumber=renumber,
-            ledger=ledger,
-        )
+        self._configure(resolved, ledger, on_citations)
+
+    @staticmethod
+    def _resolve(llm: LLM | None, policy: CitePolicy | None, options: dict[str, Any]) -> CitePolicy:
+        return resolve_policy(policy, options, default_llm=asker(llm))
 
     def _configure(
-        self,
-        *,
-        enabled: bool | None,
-        require: Require,
-        attribute: AttributionMethod | None,
-        attribution_llm: Callable[[str], Any] | None,
-        on_invalid: OnInvalidMarker,
-        renumber: bool,
-        ledger: SourceLedger | None,
+        self, policy: CitePolicy, ledger: SourceLedger | None, on_citations: OnCitations | None
     ) -> None:
-        if require not in (None, "citations"):
-            raise UsageError(f"require must be None or 'citations', got {require!r}")
         if ledger is not None and not isinstance(ledger, SourceLedger):
             raise UsageError(f"ledger must be a SourceLedger, got {type(ledger).__name__}")
-        self._enabled = resolve_enabled(enabled, default=True)
-        self._require: Require = require
-        self._options: CiteOptions = check_options(attribute, attribution_llm, on_invalid, renumber)
+        if on_citations is not None and not callable(on_citations):
+            raise UsageError("on_citations must be callable: it is called with a CitedAnswer")
+        self._policy = policy
+        self._enabled = policy.enabled
+        self._on_citations = on_citations
         self._labeller = CitationPostprocessor(
             text_splitter=self.text_splitter, metadata_mode=self._metadata_mode, ledger=ledger
         )
@@ -227,34 +251,30 @@ class CitedQueryEngine(CitationQueryEngine):
         index: BaseGPTIndex[Any],
         llm: LLM | None = None,
         *args: Any,
-        enabled: bool | None = None,
-        require: Require = None,
-        attribute: AttributionMethod | None = None,
-        attribution_llm: Callable[[str], Any] | None = None,
-        on_invalid: OnInvalidMarker = "drop",
-        renumber: bool = True,
+        policy: CitePolicy | None = None,
         ledger: SourceLedger | None = None,
+        on_citations: OnCitations | None = None,
         **kwargs: Any,
     ) -> CitedQueryEngine:
         """Build the engine over an index, as `CitationQueryEngine.from_args`.
 
         The arguments are `CitationQueryEngine.from_args`'s (retriever arguments such as
-        ``similarity_top_k`` included), plus the keyword-only options of the constructor.
+        ``similarity_top_k`` included), plus the keyword-only ones of the constructor: the
+        `CitePolicy` field names (and ``attribution_llm``) are citation options, everything
+        else goes to LlamaIndex.
         """
+        options = {name: kwargs.pop(name) for name in list(kwargs) if name in OPTION_NAMES}
+        resolved = cls._resolve(llm, policy, options)
         engine = super().from_args(index, llm, *args, **kwargs)
         if not isinstance(engine, CitedQueryEngine):  # pragma: no cover - from_args builds cls
             raise UsageError("from_args built an engine of another class")
-        engine._cite_llm = llm
-        engine._configure(
-            enabled=enabled,
-            require=require,
-            attribute=attribute,
-            attribution_llm=attribution_llm,
-            on_invalid=on_invalid,
-            renumber=renumber,
-            ledger=ledger,
-        )
+        engine._configure(resolved, ledger, on_citations)
         return engine
+
+    @property
+    def policy(self) -> CitePolicy:
+        """How the engine cites its answers."""
+        return self._policy
 
     # --- labelling ------------------------------------------------------------------------
 
@@ -369,32 +389,23 @@ class CitedQueryEngine(CitationQueryEngine):
 
     # --- citing -----------------------------------------------------------------------------
 
-    def _options_for_call(self) -> CiteOptions:
-        options = self._options
-        if options.attribute == "llm" and options.attribution_llm is None:
-            llm = self._cite_llm or Settings.llm
-
-            def ask(prompt: str) -> str:
-                return llm.complete(prompt).text
-
-            options = CiteOptions(
-                attribute="llm",
-                attribution_llm=ask,
-                on_invalid=options.on_invalid,
-                renumber=options.renumber,
-            )
-        return options
+    def _blocking(self) -> bool:
+        """Whether citing may call a model (attribution), to keep off the event loop."""
+        return self._policy.attribute not in (None, "lexical")
 
     def _answer(
         self, text: str, labelled: Labelled, capture: QueryCapture, notes: list[str]
-    ) -> CitedAnswer:
-        """The cited answer; an internal error becomes a diagnostic, never an exception."""
+    ) -> tuple[CitedAnswer, GroundingRequiredError | None]:
+        """The cited answer and the grounding failure, if any; never another exception."""
         try:
-            native = capture.native_for(text)
-            return cite(text, labelled.table(), native, self._options_for_call(), list(notes))
+            base = answer_input(capture.native_for(text), text)
+            return cite_answer(base, labelled.table(), self._policy, notes), None
+        except GroundingRequiredError as failure:
+            answer = failure.answer or CitedAnswer(text=text, diagnostics=list(notes))
+            return answer, failure
         except Exception as err:
             logger.debug("citing the answer failed", exc_info=True)
-            return CitedAnswer(text=text, diagnostics=[*notes, f"internal error: {err!r}"])
+            return CitedAnswer(text=text, diagnostics=[*notes, f"internal error: {err!r}"]), None
 
     @staticmethod
     def _notes(labelled: Labelled) -> list[str]:
@@ -412,21 +423,20 @@ class CitedQueryEngine(CitationQueryEngine):
         if isinstance(response, AsyncStreamingResponse):
             return self._wrap_astream(response, labelled, capture, notes)
         if isinstance(response, Response):
-            answer = self._answer(response.response or "", labelled, capture, notes)
-            self._finish(response, answer, labelled)
+            answer, failure = self._answer(response.response or "", labelled, capture, notes)
+            self._finish(response, answer, labelled, failure)
             return response
         return self._other(response, notes)
 
     async def _acite(
         self, response: RESPONSE_TYPE, labelled: Labelled, capture: QueryCapture
     ) -> RESPONSE_TYPE:
-        if isinstance(response, Response) and self._options.attribute == "llm":
+        if isinstance(response, Response) and self._blocking():
             notes = self._notes(labelled)
-            # LLM attribution calls the model synchronously: keep it off the event loop.
-            answer = await asyncio.to_thread(
+            answer, failure = await asyncio.to_thread(
                 self._answer, response.response or "", labelled, capture, notes
             )
-            self._finish(response, answer, labelled)
+            self._finish(response, answer, labelled, failure)
             return response
         return self._cite(response, labelled, capture)
 
@@ -444,8 +454,9 @@ class CitedQueryEngine(CitationQueryEngine):
         response: Response | StreamingResponse | AsyncStreamingResponse,
         answer: CitedAnswer,
         labelled: Labelled,
+        failure: GroundingRequiredError | None,
     ) -> None:
-        """Put the answer on the response, emit it, and apply the grounding policy."""
+        """Put the answer on the response, publish it, then raise the grounding failure."""
         try:
             self._apply(response, answer, labelled)
         except Exception as err:
@@ -456,16 +467,18 @@ class CitedQueryEngine(CitationQueryEngine):
         metadata = response.metadata if response.metadata is not None else {}
         metadata["citations"] = answer
         response.metadata = metadata
+        self._publish(answer)
+        if failure is not None:
+            raise failure
+
+    def _publish(self, answer: CitedAnswer) -> None:
+        """Dispatch the `CitationsEvent` and call ``on_citations``."""
         dispatcher.event(CitationsEvent(answer=answer, origin=origin_of(answer)))
-        if self._require == "citations" and not answer.citations:
-            grounded = bool(labelled.nodes)
-            raise GroundingRequiredError(
-                f"the answer cites none of the {len(labelled.nodes)} retrieved nodes"
-                if grounded
-                else "the retriever returned no nodes, so the answer cites nothing",
-                provider=answer.provider,
-                reason="no citations" if grounded else "no grounding",
-            )
+        if self._on_citations is not None:
+            try:
+                self._on_citations(answer)
+            except Exception:
+                logger.debug("on_citations raised", exc_info=True)
 
     def _apply(
         self,
@@ -478,21 +491,30 @@ class CitedQueryEngine(CitationQueryEngine):
             response.response = answer.text
         else:
             response.response_txt = answer.text
+        if not self._policy.renumber or not answer.citations:
+            # Nothing was renumbered: the prompt's labels are the text's numbers.
+            return
         ids = {
             id(node): source.id
             for node, source in zip(labelled.nodes, labelled.sources, strict=True)
         }
         ledger = labelled.ledger
+        listed = len(answer.sources)
+        after: dict[str, int] = {}
 
         def number(node: NodeWithScore) -> int | None:
             sid = ids.get(id(node))
-            if sid is not None and ledger is not None:
+            if sid is None:
+                return None
+            if ledger is not None:
                 sid = ledger.resolve(sid) or sid
-            return None if sid is None else answer.footnote_number(sid)
+            found = answer.footnote_number(sid)
+            if found is None:
+                # Not listed: numbered after every listed source, where no marker points.
+                found = after.setdefault(sid, listed + len(after) + 1)
+            return found
 
         numbers = [number(node) for node in response.source_nodes]
-        if not self._options.renumber or not any(numbers):
-            return
         order = sorted(
             range(len(numbers)),
             key=lambda k: (numbers[k] is None, numbers[k] or 0, k),
@@ -505,27 +527,33 @@ class CitedQueryEngine(CitationQueryEngine):
     def _broken(
         self,
         response: StreamingResponse | AsyncStreamingResponse,
+        live: _LiveText,
         text: str,
         labelled: Labelled,
         capture: QueryCapture,
         notes: list[str],
         error: Exception,
-    ) -> None:
-        """Cite what a stream gave before it raised; the caller re-raises the error unchanged.
+    ) -> str:
+        """Cite what a stream gave before it raised; return the rest of its text to stream.
 
-        The answer (with a diagnostic naming the error) goes in ``metadata["citations"]`` and
-        out as a `CitationsEvent`; the response's text and nodes are left as they are, and no
-        grounding policy applies: the error is what the caller gets.
+        The caller streams the rest, then re-raises the error unchanged. The answer (with a
+        diagnostic naming the error) goes in ``metadata["citations"]`` and is published; the
+        response's text and nodes are left as they are, and no grounding policy applies: the
+        error is what the caller gets.
         """
         try:
             note = f"the LLM stream broke off after {len(text)} characters: {describe_error(error)}"
-            answer = self._answer(text, labelled, capture, [*notes, note])
+            with capture.active():
+                answer, _ = self._answer(text, labelled, capture, [*notes, note])
+            rest, answer = live.finish(answer)
             metadata = response.metadata if response.metadata is not None else {}
             metadata["citations"] = answer
             response.metadata = metadata
-            dispatcher.event(CitationsEvent(answer=answer, origin=origin_of(answer)))
+            self._publish(answer)
         except Exception:
             logger.debug("citing a broken stream failed", exc_info=True)
+            return ""
+        return rest
 
     def _wrap_stream(
         self,
@@ -540,23 +568,32 @@ class CitedQueryEngine(CitationQueryEngine):
             source_nodes=list(response.source_nodes),
             metadata=response.metadata if response.metadata is not None else {},
         )
+        live = _LiveText(labelled, self._policy)
 
         def gen() -> Generator[str, None, None]:
             pieces: list[str] = []
             while True:
-                with capture.active():
-                    try:
+                try:
+                    with capture.active():
                         token = next(tokens)
-                    except StopIteration:
-                        break
-                    except Exception as err:
-                        self._broken(cited, "".join(pieces), labelled, capture, notes, err)
-                        raise
+                except StopIteration:
+                    break
+                except Exception as err:
+                    text = "".join(pieces)
+                    rest = self._broken(cited, live, text, labelled, capture, notes, err)
+                    if rest:
+                        yield rest
+                    raise
                 pieces.append(token)
-                yield token
+                shown = live.feed(token)
+                if shown:
+                    yield shown
             with capture.active():
-                answer = self._answer("".join(pieces), labelled, capture, notes)
-                self._finish(cited, answer, labelled)
+                answer, failure = self._answer("".join(pieces), labelled, capture, notes)
+            rest, answer = live.finish(answer)
+            if rest:
+                yield rest
+            self._finish(cited, answer, labelled, failure)
 
         cited.response_gen = gen()
         return cited
@@ -571,27 +608,39 @@ class CitedQueryEngine(CitationQueryEngine):
         tokens = response.response_gen
         if response.metadata is None:
             response.metadata = {}
+        live = _LiveText(labelled, self._policy)
 
         async def gen() -> AsyncGenerator[str, None]:
             pieces: list[str] = []
             while True:
-                with capture.active():
-                    try:
+                try:
+                    with capture.active():
                         token = await tokens.__anext__()
-                    except StopAsyncIteration:
-                        break
-                    except Exception as err:
-                        self._broken(response, "".join(pieces), labelled, capture, notes, err)
-                        raise
+                except StopAsyncIteration:
+                    break
+                except Exception as err:
+                    text = "".join(pieces)
+                    rest = self._broken(response, live, text, labelled, capture, notes, err)
+                    if rest:
+                        yield rest
+                    raise
                 pieces.append(token)
-                yield token
+                shown = live.feed(token)
+                if shown:
+                    yield shown
             with capture.active():
                 text = "".join(pieces)
-                if self._options.attribute == "llm":
-                    answer = await asyncio.to_thread(self._answer, text, labelled, capture, notes)
+                if self._blocking():
+                    answer, failure = await asyncio.to_thread(
+                        self._answer, text, labelled, capture, notes
+                    )
                 else:
-                    answer = self._answer(text, labelled, capture, notes)
-                self._finish(response, answer, labelled)
+                    answer, failure = self._answer(text, labelled, capture, notes)
+            rest, answer = live.finish(answer)
+            if rest:
+                yield rest
+            # LlamaIndex adds up the streamed pieces as they pass; the cited text is the same.
+            self._finish(response, answer, labelled, failure)
 
         response.response_gen = gen()
         return response

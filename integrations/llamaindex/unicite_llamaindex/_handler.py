@@ -43,20 +43,18 @@ from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import NodeWithScore
 
-from unicite import CitedAnswer, UsageError, resolve_enabled
-from unicite.attribution import AttributionMethod
+from unicite import CitedAnswer, CitePolicy, UsageError
 from unicite.exceptions import describe_error
 from unicite.sources import SourceLedger
-from unicite_llamaindex._answer import (
-    CiteOptions,
-    OnInvalidMarker,
-    Table,
-    check_options,
-    cite,
-    origin_of,
-)
-from unicite_llamaindex._capture import active_capture, same_text
+from unicite_llamaindex._capture import QueryCapture, active_capture, same_text
 from unicite_llamaindex._convert import SourceCache, cached_sources, table_from_nodes
+from unicite_llamaindex._policy import (
+    Table,
+    answer_input,
+    cite_answer,
+    origin_of,
+    resolve_policy,
+)
 from unicite_llamaindex._postprocessor import CitationPostprocessor
 from unicite_llamaindex._stream import LLMCallReader
 from unicite_llamaindex.events import CitationsEvent, dispatcher
@@ -64,6 +62,8 @@ from unicite_llamaindex.events import CitationsEvent, dispatcher
 __all__ = ["CitationEventHandler"]
 
 logger = logging.getLogger("unicite_llamaindex")
+
+OnCitations = Callable[[CitedAnswer], Any]
 
 _LINGERING = 64
 """Finished runs kept while one of their streams has not been consumed (oldest dropped)."""
@@ -130,14 +130,8 @@ class _Call:
 class _Core:
     """The handler's state and logic, as a plain object: span events are frequent."""
 
-    def __init__(
-        self,
-        options: CiteOptions,
-        history: int,
-        on_citations: Callable[[CitationsEvent], Any] | None,
-    ) -> None:
-        self.options = options
-        self.history = history
+    def __init__(self, policy: CitePolicy, on_citations: OnCitations | None) -> None:
+        self.policy = policy
         self.on_citations = on_citations
         self.lock = threading.Lock()
         self.spans: dict[str, _Span] = {}
@@ -399,7 +393,13 @@ class _Core:
             notes = list(call.run.notes) + list(call.run.ledger.diagnostics)
             if note is not None:
                 notes.append(note)
-            answer = cite(text, table, native, self.options, notes)
+            base = answer_input(native, text)
+            if self.policy.attribute in (None, "lexical"):
+                answer = cite_answer(base, table, self.policy, notes)
+            else:
+                # The attribution model's own calls are not answers of the run.
+                with QueryCapture().active():
+                    answer = cite_answer(base, table, self.policy, notes)
         except Exception as err:
             logger.debug("citing an LLM answer failed", exc_info=True)
             answer = CitedAnswer(text=text, diagnostics=[f"internal error: {err!r}"])
@@ -444,20 +444,20 @@ class _Core:
             run = self._run_of(event.span_id)
         root = event.root_span_id or (run.root if run is not None else event.span_id or "")
         self._record(event.answer, root)
-        self._notify(event)
+        self._notify(event.answer)
 
     def _record(self, answer: CitedAnswer, root: str) -> None:
         with self.lock:
             self.last = answer
             self.answers[root] = answer
             self.answers.move_to_end(root)
-            while len(self.answers) > self.history:
+            while len(self.answers) > self.policy.keep:
                 self.answers.popitem(last=False)
 
-    def _notify(self, event: CitationsEvent) -> None:
+    def _notify(self, answer: CitedAnswer) -> None:
         if self.on_citations is not None:
             try:
-                self.on_citations(event)
+                self.on_citations(answer)
             except Exception:
                 logger.debug("on_citations raised", exc_info=True)
 
@@ -472,7 +472,7 @@ class _Core:
         with self.lock:
             # Normally the event came back through the dispatcher and was ticked off.
             self.emitted.discard(event.id_)
-        self._notify(event)
+        self._notify(answer)
 
     def size(self) -> int:
         """How many spans, calls and lingering runs are held (for memory checks)."""
@@ -547,54 +547,71 @@ class CitationEventHandler(BaseEventHandler):
     extractors). At the end of each LLM call that answered with text it reads the
     `ChatResponse` for provider citations (`CitationBlock`s, OpenAI annotations in
     ``additional_kwargs``, Gemini grounding in ``raw``, Anthropic citations, also when
-    streamed), else the ``[N]`` markers against what the prompt numbered (or the run's sources),
-    else, with ``attribute=``, attributes post hoc; then dispatches a `CitationsEvent` through
-    `unicite_llamaindex.events.dispatcher` and calls ``on_citations``. The last answer is
-    `answer`; the last of each recent run is in `answers`.
+    streamed), and has `unicite.cite` cite it against what the prompt numbered (else the run's
+    sources) under the handler's `CitePolicy`; then dispatches a `CitationsEvent` through
+    `unicite_llamaindex.events.dispatcher` and calls ``on_citations`` with the `CitedAnswer`.
+    The last answer is `answer`; the last of each of the ``keep`` most recent runs is in
+    `answers`.
 
-    LLM calls inside a `CitedQueryEngine` query are left to the engine, which emits its own
-    event. LlamaIndex's dispatcher swallows handler exceptions, so the handler cannot enforce a
-    grounding policy: use ``CitedQueryEngine(require="citations")`` or check the answer.
-    Disabled (``enabled=False``, see `unicite.resolve_enabled`), it does nothing at all.
+    LLM calls inside a `CitedQueryEngine` query are left to the engine, which publishes its
+    own answer (``on_citations`` is called with it too). LlamaIndex's dispatcher swallows
+    handler exceptions, so the handler cannot enforce ``require``: use
+    ``CitedQueryEngine(require=...)`` or check the answer. Disabled (``enabled=False``), it
+    does nothing at all.
     """
 
-    enabled: bool | None = Field(default=None, description="Cite at all (default on).")
-    attribute: AttributionMethod | None = Field(
-        default=None, description="Attribute answers without markers post hoc."
+    on_citations: OnCitations | None = Field(
+        default=None, exclude=True, description="Called with every CitedAnswer."
     )
-    attribution_llm: Callable[[str], Any] | None = Field(
-        default=None, exclude=True, description="For attribute='llm': prompt in, reply out."
-    )
-    on_invalid: OnInvalidMarker = Field(default="drop", description="Invalid markers: drop/keep.")
-    renumber: bool = Field(default=True, description="Renumber sources in first-cited order.")
-    on_citations: Callable[[CitationsEvent], Any] | None = Field(
-        default=None, exclude=True, description="Called with every CitationsEvent."
-    )
-    history: int = Field(default=32, ge=1, description="Runs whose last answer `answers` keeps.")
 
+    _policy: CitePolicy = PrivateAttr(default_factory=CitePolicy)
     _core: _Core = PrivateAttr()
     _tracker: _SpanTracker = PrivateAttr(default_factory=_SpanTracker)
     _tracking: Dispatcher | None = PrivateAttr(default=None)
     _attached: list[Dispatcher] = PrivateAttr(default_factory=list)
     _active: bool = PrivateAttr(default=True)
 
-    def __init__(self, **data: Any) -> None:
-        """Build the handler; see the class attributes for the options."""
-        options = check_options(
-            data.get("attribute"),
-            data.get("attribution_llm"),
-            data.get("on_invalid", "drop"),
-            data.get("renumber", True),
-        )
-        if options.attribute == "llm" and options.attribution_llm is None:
-            raise UsageError("attribute='llm' needs attribution_llm (a prompt in, a reply out)")
-        super().__init__(**data)
-        self._core = _Core(options, self.history, self.on_citations)
+    def __init__(
+        self,
+        *,
+        policy: CitePolicy | None = None,
+        on_citations: OnCitations | None = None,
+        **options: Any,
+    ) -> None:
+        """Build the handler.
+
+        Args:
+            policy: How answers are cited (`unicite.CitePolicy`; default ``CitePolicy()``).
+            on_citations: Called with every `CitedAnswer`; what it raises is logged at DEBUG
+                level and ignored.
+            **options: `CitePolicy` fields overriding ``policy``'s: ``enabled``, ``markers``,
+                ``renumber``, ``attribute``, ``llm`` (a callable from a prompt to the reply, or
+                a LlamaIndex LLM), ``exclude_inline``, ``sources``, ``keep``, ``on_invalid``.
+                Older names still work: ``attribution_llm`` for ``llm``, ``history`` for
+                ``keep``.
+
+        Raises:
+            UsageError: An unknown option, a bad option value, or ``require`` (which a
+                handler cannot enforce).
+        """
+        resolved = resolve_policy(policy, options)
+        if resolved.require is not None:
+            raise UsageError(
+                "CitationEventHandler cannot enforce require: LlamaIndex's dispatcher swallows "
+                "handler exceptions. Use CitedQueryEngine(require=...) or check the answer"
+            )
+        if on_citations is not None and not callable(on_citations):
+            raise UsageError("on_citations must be callable: it is called with a CitedAnswer")
+        super().__init__(on_citations=on_citations)
+        self._policy = resolved
+        self._active = resolved.enabled
+        self._core = _Core(resolved, on_citations)
         self._tracker._core = self._core
 
-    def model_post_init(self, context: Any, /) -> None:
-        """Resolve the on/off switch and connect the span tracker."""
-        self._active = resolve_enabled(self.enabled, default=True)
+    @property
+    def policy(self) -> CitePolicy:
+        """How the handler cites answers."""
+        return self._policy
 
     @classmethod
     def class_name(cls) -> str:

@@ -682,4 +682,4 @@ def test_a_stream_the_caller_abandons_leaves_nothing_behind() -> None:
     # Async generators nested inside LangChain's are finalized by the event loop at the latest.
     asyncio.run(abandon())
     assert handler.active_runs == 0
-    assert handler._roots == {}
+    assert handler._runs.roots == {}

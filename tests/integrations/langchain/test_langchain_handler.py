@@ -103,13 +103,12 @@ def test_marker_chain_cites_the_numbered_sources(retriever: Any, question: str) 
     assert {c.origin for c in answer.citations} == {"marker"}
     assert answer.extras["citation_origin"] == "marker"
     # Renumbered in first-cited order: Normandie is now [1], Millau [2]; the third retrieved
-    # document, never cited, is kept after them.
+    # document, never cited, is not listed (sources="cited", the default).
     assert answer.text == (
         "Le pont de Normandie date de 1995 [1]. Le viaduc de Millau culmine à 343 mètres [2]. "
         "Il a été inauguré le 14 décembre 2004 [2]."
     )
-    assert [s.url for s in answer.sources][:2] == [NORMANDIE, MILLAU]
-    assert len(answer.sources) == 3
+    assert [s.url for s in answer.sources] == [NORMANDIE, MILLAU]
     assert answer.sources[0].origin is not None
     assert answer.sources[0].origin.tool == "VectorStoreRetriever"
     assert handler.answers[answer.extras["langchain_run_id"]] == answer
@@ -256,15 +255,17 @@ def test_native_citations_come_first(retriever: Any, question: str) -> None:
     answer = handler.answer
     assert answer is not None
     assert answer.extras["citation_origin"] == "native"
-    assert [c.origin for c in answer.citations] == ["native"]
-    assert answer.citations[0].quote == "Le viaduc de Millau culmine à 343 mètres"
+    native = [c for c in answer.citations if c.origin == "native"]
+    assert [c.quote for c in native] == ["Le viaduc de Millau culmine à 343 mètres"]
     # The cited page is the retrieved document: merged into one source with its text.
     first = answer.sources[0]
     assert first.url == MILLAU
     assert first.content is not None
     assert answer.provider == "anthropic"
     assert answer.model == "claude-sonnet-4-6"
-    assert len(answer.sources) == 3
+    # The "[1]" the model wrote names the same retrieved page; only cited sources are listed.
+    assert cited_urls(answer) == [[MILLAU], [MILLAU]]
+    assert [s.url for s in answer.sources] == [MILLAU]
 
 
 # --- post-hoc attribution ---------------------------------------------------------------------
@@ -376,9 +377,15 @@ def test_a_failed_chain_leaves_no_answer_and_no_state(retriever: Any, question: 
 def test_bare_model_call_is_a_root_run() -> None:
     handler = CitationCallbackHandler()
     fake_model(ANSWER).invoke("?", config={"callbacks": [handler]})
-    assert handler.answer is not None
-    assert handler.answer.text == ANSWER
-    assert handler.answer.citations == []  # no sources were captured to match [2] against
+    answer = handler.answer
+    assert answer is not None
+    # No sources were captured: the markers name nothing, so they leave the text, each noted.
+    assert answer.text == (
+        "Le pont de Normandie date de 1995. Le viaduc de Millau culmine à 343 mètres. "
+        "Il a été inauguré le 14 décembre 2004."
+    )
+    assert answer.citations == []
+    assert len([d for d in answer.diagnostics if "out of range" in d]) == 3
 
 
 def test_handler_on_a_sub_chain_sees_that_sub_chain_as_the_root(
@@ -681,11 +688,12 @@ def test_uncited_tools_still_give_sources(question: str) -> None:
     """Plain tools: their outputs are read on on_tool_end, and markers match them in order."""
     model = agent_model("Le viaduc culmine à 343 mètres [1].")
     agent = make_agent(model, [web_search, broken_search])
-    handler = CitationCallbackHandler()
+    handler = CitationCallbackHandler(sources="all")
     agent.invoke(question, config={"callbacks": [handler]})
     answer = handler.answer
     assert answer is not None
     assert cited_urls(answer) == [[MILLAU]]
+    # sources="all": the uncited results are listed after the cited one.
     assert len(answer.sources) == 3
     assert any("503" in d for d in answer.diagnostics)
 
@@ -711,7 +719,7 @@ def test_tool_artifacts_are_read(question: str) -> None:
     answer = handler.answer
     assert answer is not None
     assert cited_urls(answer) == [["https://www.leviaducdemillau.com/fr/histoire"]]
-    assert [s.origin.call_id for s in answer.sources] == ["call_7", "call_7"]  # type: ignore[union-attr]
+    assert [s.origin.call_id for s in answer.sources] == ["call_7"]  # type: ignore[union-attr]
 
 
 def test_a_tool_raising_fails_the_run_cleanly(question: str) -> None:

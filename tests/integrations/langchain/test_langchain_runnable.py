@@ -35,7 +35,8 @@ NORMANDIE = "https://fr.wikipedia.org/wiki/Pont_de_Normandie"
 ANSWER = (
     "Le pont de Normandie date de 1995 [2]. Le viaduc de Millau culmine à 343 mètres [1]. Faux [7]."
 )
-SHOWN = "Le pont de Normandie date de 1995 [2]. Le viaduc de Millau culmine à 343 mètres [1]. Faux."
+SHOWN = "Le pont de Normandie date de 1995 [1]. Le viaduc de Millau culmine à 343 mètres [2]. Faux."
+"""`ANSWER` cited: renumbered in first-cited order, the invalid marker gone."""
 
 
 def fake_model(text: str = ANSWER, repeat: int = 20) -> GenericFakeChatModel:
@@ -71,8 +72,8 @@ def test_invoke_returns_answer_and_citations(retriever: Any, question: str) -> N
     assert set(result) == {"answer", "citations"}
     answer = result["citations"]
     assert result["answer"] == answer.text == SHOWN
-    # The model's numbers are kept (no renumbering): shown text never changes afterwards.
     assert urls(answer) == [[NORMANDIE], [MILLAU]]
+    assert [s.url for s in answer.sources] == [NORMANDIE, MILLAU]
     assert any("[7]" in d for d in answer.diagnostics)
 
 
@@ -125,9 +126,10 @@ def test_inside_lcel(retriever: Any, question: str) -> None:
     titles = with_citations(rag(retriever, fake_model())) | RunnableLambda(
         lambda result: [s.title for s in result["citations"].cited_sources()]
     )
+    # In first-cited order: the answer cites Normandie first.
     assert titles.invoke(question) == [
-        "Viaduc de Millau — Wikipédia",
         "Pont de Normandie — Wikipédia",
+        "Viaduc de Millau — Wikipédia",
     ]
 
 
@@ -181,13 +183,14 @@ def test_parser_reads_the_runs_sources(retriever: Any, question: str) -> None:
     assert comparable(async_answer) == comparable(answer)
 
 
-def test_parser_without_sources_leaves_markers_alone() -> None:
+def test_parser_without_sources_reads_markers_against_none() -> None:
     answer = CitationOutputParser().invoke("Millau [1].")
-    assert answer.text == "Millau [1]."
+    assert answer.text == "Millau."
     assert answer.citations == []
-    assert answer.diagnostics == [
-        "no sources to read markers against; its markers were left as text"
-    ]
+    assert len(answer.diagnostics) == 1
+    assert "out of range (0 sources given)" in answer.diagnostics[0]
+    kept = CitationOutputParser(on_invalid="keep").invoke("Millau [1].")
+    assert kept.text == "Millau [1]."
 
 
 def test_parser_prefers_native_citations() -> None:
@@ -210,8 +213,10 @@ def test_parser_prefers_native_citations() -> None:
         response_metadata={"model_provider": "anthropic"},
     )
     answer = CitationOutputParser(sources=[Source(url=NORMANDIE)]).invoke(message)
-    assert [c.origin for c in answer.citations] == ["native"]
-    assert urls(answer) == [[MILLAU]]
+    # The native citation, and the "[1]" naming the given source: both kept.
+    assert sorted(c.origin for c in answer.citations) == ["marker", "native"]
+    assert sorted(urls(answer)) == [[NORMANDIE], [MILLAU]]
+    assert answer.text == "Le viaduc culmine à 343 mètres [1]."
 
 
 # --- the prompt side --------------------------------------------------------------------------

@@ -17,13 +17,8 @@ from llama_index.core.base.llms.types import CitableBlock, CitationBlock, TextBl
 from llama_index.core.llms import ChatMessage
 from llama_index.llms.anthropic import Anthropic
 
-from unicite import SearchResultLocation
-from unicite_llamaindex import (
-    CitationEventHandler,
-    CitationsEvent,
-    CitedQueryEngine,
-    from_llamaindex_response,
-)
+from unicite import CitedAnswer, SearchResultLocation
+from unicite_llamaindex import CitationEventHandler, CitedQueryEngine, from_llamaindex_response
 
 pytestmark = pytest.mark.skipif(
     int(anthropic.__version__.split(".")[0]) >= 2,
@@ -97,11 +92,11 @@ def _messages() -> list[ChatMessage]:
 @pytest.mark.vcr
 def test_citable_blocks_chat_and_stream_through_handler() -> None:
     llm = Anthropic(model=MODEL, api_key=KEY)
-    events: list[CitationsEvent] = []
-    with CitationEventHandler(on_citations=events.append):
+    answers: list[CitedAnswer] = []
+    with CitationEventHandler(on_citations=answers.append):
         response = llm.chat(_messages())
         chunks = list(llm.stream_chat(_messages()))
-    chat, streamed = (event.answer for event in events)
+    chat, streamed = answers
 
     founded = "en 966, à la demande du duc Richard Ier"
     built = "bâti au XIIIe siècle"

@@ -28,18 +28,19 @@ from unicite import (
     CharLocation,
     Citation,
     CitedAnswer,
+    CitePolicy,
     PageLocation,
     SearchResultLocation,
     Source,
     UrlLocation,
     UsageError,
+    cite,
 )
 from unicite_llamaindex import (
     from_citation_blocks,
     from_llamaindex_response,
     to_citation_blocks,
 )
-from unicite_llamaindex._convert import plain, provider_payload
 
 # --- CitationBlocks ---------------------------------------------------------------------------
 
@@ -284,14 +285,27 @@ def test_chat_response_with_openai_annotations_but_no_raw() -> None:
 
 def test_plain_completion_with_markers_against_given_sources() -> None:
     sources = [Source(id="a", title="A"), Source(id="b", title="B")]
-    answer = from_llamaindex_response(
-        CompletionResponse(text="Premier [2]. Second [1]."), sources=sources
-    )
+    response = CompletionResponse(text="Premier [2]. Second [1]. Aucun [3].")
+    answer = from_llamaindex_response(response, sources=sources)
+    # unicite.cite decides: renumbered first-cited, the invalid [3] dropped.
+    assert answer == cite("Premier [2]. Second [1]. Aucun [3].", sources)
+    assert answer.text == "Premier [1]. Second [2]. Aucun."
     assert [c.source_ids for c in answer.citations] == [["b"], ["a"]]
-    assert from_llamaindex_response(CompletionResponse(text="Sans [1].")).citations == []
+    # The policy's options apply.
+    kept = from_llamaindex_response(response, sources=sources, renumber=False, on_invalid="keep")
+    assert kept.text == "Premier [2]. Second [1]. Aucun [3]."
+    policy = CitePolicy(renumber=False)
+    assert from_llamaindex_response(response, sources=sources, policy=policy).text == (
+        "Premier [2]. Second [1]. Aucun."
+    )
+    with pytest.raises(UsageError, match="unknown citation option"):
+        from_llamaindex_response(response, sources=sources, renumbering=False)
+    # Without sources or options the response is read as it is: its text untouched.
+    unread = from_llamaindex_response(CompletionResponse(text="Sans [1]."))
+    assert (unread.text, unread.citations) == ("Sans [1].", [])
 
 
-def test_gemini_candidate_dump_is_wrapped_back() -> None:
+def test_gemini_candidate_dump_is_read_as_a_response() -> None:
     # The shape llama-index-llms-google-genai keeps in ChatResponse.raw: the first candidate's
     # dump with the usage merged in (which alone looks like a whole response).
     raw = {
@@ -300,28 +314,22 @@ def test_gemini_candidate_dump_is_wrapped_back() -> None:
         "grounding_metadata": None,
         "usage_metadata": {"prompt_token_count": 3},
     }
-    payload, name = provider_payload(raw)
-    assert name == "gemini"
-    assert payload is not None
-    assert payload["candidates"][0]["content"]["parts"] == [{"text": "Réponse."}]
-    assert payload["usage_metadata"] == {"prompt_token_count": 3}
+    response = ChatResponse(message=ChatMessage(role="assistant", content="Réponse."), raw=raw)
+    answer = from_llamaindex_response(response)
+    assert (answer.provider, answer.text) == ("gemini", "Réponse.")
+    assert answer.extras["usage_metadata"] == {"promptTokenCount": 3}
 
 
-def test_plain_cuts_deep_nesting_and_dumps_models() -> None:
-    class Inner(BaseModel):
-        value: bytes
+def test_raw_dicts_holding_sdk_objects_are_read() -> None:
+    # The Anthropic integration keeps `dict(message)`: its values are still SDK objects.
+    class Block(BaseModel):
+        type: str
+        text: str
 
-    deep: Any = "fond"
-    for _ in range(200):
-        deep = [deep]
-    data = plain({"model": Inner(value=b"ok"), "deep": deep})
-    assert data["model"] == {"value": "ok"}
-    depth = 0
-    node = data["deep"]
-    while isinstance(node, list):
-        node, depth = node[0], depth + 1
-    assert node is None
-    assert depth < 70
+    raw = {"type": "message", "role": "assistant", "content": [Block(type="text", text="Été.")]}
+    response = ChatResponse(message=ChatMessage(role="assistant", content="Été."), raw=raw)
+    answer = from_llamaindex_response(response)
+    assert (answer.provider, answer.text) == ("anthropic", "Été.")
 
 
 def test_query_engine_responses() -> None:
@@ -333,10 +341,13 @@ def test_query_engine_responses() -> None:
     answer = from_llamaindex_response(response)
     # The Source N labels of LlamaIndex's own engine number the sources; then renumbered.
     assert answer.text == "Le pont date de 2014 [1]. Les marées atteignent 14 mètres [2]."
-    assert [s.url for s in answer.sources[:2]] == [
+    assert [s.url for s in answer.sources] == [
         "https://www.bay-mont-saint-michel.fr/pont-passerelle",
         "https://www.ot-montsaintmichel.com/decouvrir/les-marees",
     ]
+    # With sources="all" the uncited node follows.
+    every = from_llamaindex_response(response, policy=CitePolicy(sources="all"))
+    assert len(every.sources) == 3
 
     unread = StreamingResponse(response_gen=iter(["a"]))  # type: ignore[arg-type]
     assert from_llamaindex_response(unread).diagnostics == [

@@ -24,10 +24,9 @@ from llama_index.core.query_engine import CitationQueryEngine
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from unicite import CitedAnswer, GroundingRequiredError, UsageError, render
+from unicite import CitedAnswer, CitePolicy, GroundingRequiredError, UsageError, render
 from unicite.sources import SourceLedger
 from unicite_llamaindex import CitationsEvent, CitedQueryEngine
-from unicite_llamaindex._capture import _CaptureHandler
 
 QUERY = "Quelle est l’amplitude des marées au Mont-Saint-Michel ?"
 # Retrieval order for QUERY with the test embedding: marées, habitants, pont, abbaye.
@@ -83,12 +82,8 @@ def test_markers_are_validated_renumbered_and_exact(index: Any) -> None:
         "trentaine d’habitants [3]."
     )
     assert response.response == answer.text
-    assert [s.id for s in answer.sources] == [
-        "msm-pont",
-        "msm-marees",
-        "msm-habitants",
-        "msm-abbaye",
-    ]
+    # Only the cited sources are listed.
+    assert [s.id for s in answer.sources] == ["msm-pont", "msm-marees", "msm-habitants"]
     assert [(c.text, c.source_ids, c.origin) for c in answer.citations] == [
         (
             "Le Mont a été entouré de nouveau par la mer grâce au pont-passerelle",
@@ -101,8 +96,11 @@ def test_markers_are_validated_renumbered_and_exact(index: Any) -> None:
     at = REPLY.index("[7]")
     assert answer.diagnostics == [f"marker '[7]' at {at}: source 7 out of range (4 sources given)"]
     check_spans(answer)
-    # source_nodes follow the answer's numbering, labels included.
-    assert [n.node.node_id for n in response.source_nodes] == [s.id for s in answer.sources]
+    # source_nodes follow the answer's numbering, labels included; the uncited node comes last.
+    assert [n.node.node_id for n in response.source_nodes] == [
+        *(s.id for s in answer.sources),
+        "msm-abbaye",
+    ]
     assert [n.node.get_content().split("\n", 1)[0] for n in response.source_nodes] == [
         "Source 1:",
         "Source 2:",
@@ -147,8 +145,8 @@ def test_streaming_gives_the_same_citations_once_consumed(index: Any) -> None:
     assert isinstance(streaming, StreamingResponse)
     assert "citations" not in (streaming.metadata or {})
     tokens = list(streaming.response_gen)
-    # The tokens are the model's text as it streamed; the final response is the cited one.
-    assert "".join(tokens) == REPLY
+    # The text streams already cited: renumbered, without the invalid [7].
+    assert "".join(tokens) == expected.text
     final = streaming.get_response()
     assert final.metadata is not None
     assert final.metadata["citations"] == expected
@@ -178,7 +176,7 @@ def test_async_query_and_async_stream(index: Any) -> None:
     assert citations(plain) == expected
     assert citations(final) == expected
     assert final.response == expected.text
-    assert "".join(tokens) == REPLY
+    assert "".join(tokens) == expected.text
 
 
 def test_concurrent_queries_do_not_mix(index: Any) -> None:
@@ -340,7 +338,9 @@ def test_emits_a_citations_event_per_query(index: Any) -> None:
 def test_one_capture_handler_however_many_engines(index: Any) -> None:
     for _ in range(3):
         engine(index).query(QUERY)
-    handlers = [h for h in get_dispatcher().event_handlers if isinstance(h, _CaptureHandler)]
+    handlers = [
+        h for h in get_dispatcher().event_handlers if h.class_name() == "UniciteQueryCaptureHandler"
+    ]
     assert len(handlers) == 1
 
 
@@ -428,3 +428,170 @@ def test_a_failing_attribution_model_does_not_break_the_query(index: Any) -> Non
     answer = citations(response)
     assert answer.citations == []
     assert any("unreachable" in note for note in answer.diagnostics)
+
+
+# --- options, callback, labels, live text ---------------------------------------------------
+
+LIVE = (
+    f"{REPLY} Les grandes marées [1, 3] et l’abbaye [4] ; "
+    "rien de plus [0]. Le pont [3][3], enfin [2-4]."
+)
+"""Lists, ranges, glued and repeated markers, and invalid ones, for chunkings to split."""
+
+
+def test_sources_all_lists_uncited_nodes_after_the_cited(index: Any) -> None:
+    response = engine(index, sources="all").query(QUERY)
+    answer = citations(response)
+    assert [s.id for s in answer.sources] == [
+        "msm-pont",
+        "msm-marees",
+        "msm-habitants",
+        "msm-abbaye",
+    ]
+    assert [n.node.node_id for n in response.source_nodes] == [s.id for s in answer.sources]
+
+
+def _labels(response: Any) -> dict[int, str]:
+    labels = {}
+    for node in response.source_nodes:
+        head = node.node.get_content().split("\n", 1)[0]
+        labels[int(head.removeprefix("Source ").rstrip(":"))] = node.node.node_id
+    return labels
+
+
+def test_no_label_names_another_source_than_its_marker(index: Any) -> None:
+    # Only the third node is cited: it becomes [1], and the nodes the prompt labelled 1 and 2
+    # are labelled after it, where no marker points.
+    response = engine(index, "Le pont date de 2014 [3].").query(QUERY)
+    answer = citations(response)
+    assert answer.text == "Le pont date de 2014 [1]."
+    assert [s.id for s in answer.sources] == ["msm-pont"]
+    assert _labels(response) == {
+        1: "msm-pont",
+        2: "msm-marees",
+        3: "msm-habitants",
+        4: "msm-abbaye",
+    }
+    # Without renumbering the prompt's labels stay, and so do the model's numbers.
+    kept = engine(index, "Le pont date de 2014 [3].", renumber=False).query(QUERY)
+    assert citations(kept).text == "Le pont date de 2014 [3]."
+    assert _labels(kept)[3] == "msm-pont"
+
+
+def test_options_are_cite_policy_fields(index: Any) -> None:
+    policy = CitePolicy(sources="all", on_invalid="keep")
+    cited = engine(index, policy=policy, renumber=False)
+    assert (cited.policy.sources, cited.policy.on_invalid, cited.policy.renumber) == (
+        "all",
+        "keep",
+        False,
+    )
+    # The engine's LLM is the default attribution model.
+    assert callable(cited.policy.llm)
+    answer = citations(cited.query(QUERY))
+    assert answer.text == REPLY
+    assert [s.id for s in answer.sources] == [
+        "msm-marees",
+        "msm-habitants",
+        "msm-pont",
+        "msm-abbaye",
+    ]
+    # The constructor takes the same names; LlamaIndex's own arguments still reach it.
+    direct = CitedQueryEngine(
+        retriever=index.as_retriever(similarity_top_k=4),
+        llm=ScriptedLLM(reply=REPLY),
+        policy=policy,
+        renumber=False,
+    )
+    assert citations(direct.query(QUERY)) == answer
+    with pytest.raises(UsageError, match="unknown citation option"):
+        CitedQueryEngine(retriever=_Nothing(), llm=ScriptedLLM(), renumbering=False)
+    with pytest.raises(UsageError):
+        engine(index, policy={"sources": "all"})
+
+
+def test_attribution_llm_is_an_alias_of_llm(index: Any) -> None:
+    def judge(prompt: str) -> str:
+        return "{}"
+
+    cited = engine(index, attribute="llm", attribution_llm=judge)
+    assert cited.policy.llm is judge
+    assert engine(index, policy=CitePolicy(attribute="llm", llm=judge)).policy.llm is judge
+
+
+def test_require_grounding(index: Any) -> None:
+    # Nodes were retrieved: the answer is grounded, even though it cites none of them.
+    answer = citations(engine(index, "Rien à citer.", require="grounding").query(QUERY))
+    assert answer.citations == []
+    with pytest.raises(GroundingRequiredError) as caught:
+        CitedQueryEngine(
+            retriever=_Nothing(), llm=ScriptedLLM(reply="Rien."), require="grounding"
+        ).query(QUERY)
+    assert caught.value.reason == "no grounding"
+
+
+def test_a_grounding_failure_is_published_before_it_raises(index: Any) -> None:
+    seen: list[CitedAnswer] = []
+    uncited = engine(index, "Rien à citer.", require="citations", on_citations=seen.append)
+    with pytest.raises(GroundingRequiredError) as caught:
+        uncited.query(QUERY)
+    [answer] = seen
+    assert answer.text == "Rien à citer."
+    assert caught.value.answer == answer
+
+
+def test_on_citations_gets_the_cited_answer(index: Any) -> None:
+    seen: list[Any] = []
+    response = engine(index, on_citations=seen.append).query(QUERY)
+    assert seen == [citations(response)]
+    assert isinstance(seen[0], CitedAnswer)
+    stream = engine(index, streaming=True, on_citations=seen.append).query(QUERY)
+    assert len(seen) == 1  # a stream is published once it has streamed
+    list(stream.response_gen)
+    assert seen == [citations(response)] * 2
+
+    def boom(answer: CitedAnswer) -> None:
+        raise RuntimeError("callback failed")
+
+    assert engine(index, on_citations=boom).query(QUERY).response == citations(response).text
+    with pytest.raises(UsageError):
+        engine(index, on_citations="print")
+
+
+LIVE_OPTIONS = [{}, {"sources": "all"}, {"on_invalid": "keep"}, {"renumber": False}]
+
+
+@pytest.mark.parametrize("chunk", [1, 5])
+@pytest.mark.parametrize("options", LIVE_OPTIONS, ids=str)
+def test_live_text_is_the_final_text(index: Any, chunk: int, options: dict[str, Any]) -> None:
+    expected = citations(engine(index, LIVE, **options).query(QUERY))
+    stream = engine(
+        index, llm=ScriptedLLM(reply=LIVE, chunk=chunk), streaming=True, **options
+    ).query(QUERY)
+    live = list(stream.response_gen)
+    final = citations(stream.get_response())
+    assert "".join(live) == final.text == expected.text
+    assert final == expected
+
+
+@pytest.mark.parametrize("chunk", [1, 5])
+@pytest.mark.parametrize("options", LIVE_OPTIONS, ids=str)
+def test_async_live_text_is_the_final_text(index: Any, chunk: int, options: dict[str, Any]) -> None:
+    expected = citations(engine(index, LIVE, **options).query(QUERY))
+
+    async def run() -> tuple[list[str], Any]:
+        stream = await engine(
+            index,
+            llm=ScriptedLLM(reply=LIVE, chunk=chunk),
+            streaming=True,
+            use_async=True,
+            **options,
+        ).aquery(QUERY)
+        assert isinstance(stream, AsyncStreamingResponse)
+        live = [t async for t in stream.async_response_gen()]
+        return live, await stream.get_response()
+
+    live, response = asyncio.run(run())
+    final = citations(response)
+    assert "".join(live) == final.text == response.response == expected.text
+    assert final == expected

@@ -48,12 +48,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 from llama_index.core.tools import FunctionTool
 
 from unicite import CitedAnswer
-from unicite_llamaindex import (
-    CitationEventHandler,
-    CitationPostprocessor,
-    CitationsEvent,
-    CitedQueryEngine,
-)
+from unicite_llamaindex import CitationEventHandler, CitationPostprocessor, CitedQueryEngine
 
 QUERY = "Quelle est l’amplitude des marées au Mont-Saint-Michel ?"
 # Cites the first node shown: renumbering leaves it as the model wrote it.
@@ -92,16 +87,17 @@ class Trial:
 
     outcome: tuple[Any, ...]
     response: Any = None
-    events: list[CitationsEvent] = field(default_factory=list)
+    events: list[CitedAnswer] = field(default_factory=list)
+    """The answers the handler published."""
     error: BaseException | None = None
 
     @property
     def answer(self) -> CitedAnswer:
-        """The cited answer: the engine's, else the last one the handler dispatched."""
+        """The cited answer: the engine's, else the last one the handler published."""
         if self.response is not None and "citations" in (self.response.metadata or {}):
             answer = self.response.metadata["citations"]
         else:
-            answer = self.events[-1].answer
+            answer = self.events[-1]
         assert isinstance(answer, CitedAnswer)
         return answer
 
@@ -119,8 +115,8 @@ def _raised(error: BaseException) -> tuple[Any, ...]:
 
 
 def attempt(run: Callable[[], Any], *, handler: bool = False) -> Trial:
-    """Run a chain, recording what it returned or raised (and, with a handler, its events)."""
-    events: list[CitationsEvent] = []
+    """Run a chain, recording what it returned or raised (and, with a handler, its answers)."""
+    events: list[CitedAnswer] = []
     watcher = CitationEventHandler(on_citations=events.append) if handler else None
     if watcher is not None:
         watcher.attach()
@@ -359,8 +355,7 @@ def test_a_tool_that_raises() -> None:
     # LlamaIndex hands the error to the model, which answers: the same answer either way.
     assert plain.outcome == watched.outcome
     assert plain.response == reply
-    [event] = watched.events
-    answer = event.answer
+    [answer] = watched.events
     # The error message is no source, so the model's [1] cites nothing; the answer says why.
     assert answer.sources == []
     assert answer.citations == []
@@ -426,7 +421,11 @@ def _streaming(make: type[CitationQueryEngine], llm: Any, *, use_async: bool = F
 
 
 def _read(stream: StreamingResponse) -> tuple[Any, ...]:
-    """Read a stream as a caller does: the tokens, how it ended, and the final text."""
+    """Read a stream as a caller does: the text streamed, how it ended, and the final text.
+
+    The cited engine streams the text in pieces of its own (a marker is held back until it
+    is complete), so the pieces are joined.
+    """
     tokens: list[str] = []
     try:
         for token in stream.response_gen:
@@ -435,22 +434,21 @@ def _read(stream: StreamingResponse) -> tuple[Any, ...]:
         end = _raised(err)
     else:
         end = ("ended",)
-    return (tokens, end, stream.get_response().response)
+    return ("".join(tokens), end, stream.get_response().response)
 
 
 def test_a_stream_that_raises_midway() -> None:
     plain = _read(_streaming(CitationQueryEngine, BreakingLLM()).query(QUERY))
     cited_stream = _streaming(CitedQueryEngine, BreakingLLM()).query(QUERY)
     cited = _read(cited_stream)
-    events: list[CitationsEvent] = []
+    events: list[CitedAnswer] = []
     with CitationEventHandler(on_citations=events.append) as handler:
         watched = _read(_streaming(CitationQueryEngine, BreakingLLM()).query(QUERY))
     assert handler._state_size() == 0
-    # Same tokens, same error, same (empty) text afterwards, as LlamaIndex gives it.
+    # Same text, same error, same (empty) text afterwards, as LlamaIndex gives it.
     assert cited == plain == watched
-    tokens, end, _ = plain
+    partial, end, _ = plain
     assert end == ("raised", ConnectionError, "connection reset")
-    partial = "".join(tokens)
     assert partial == REPLY[:35]
     # The answer so far is cited, and says the stream broke off.
     assert cited_stream.metadata is not None
@@ -460,10 +458,10 @@ def test_a_stream_that_raises_midway() -> None:
     assert answer.diagnostics == [
         "the LLM stream broke off after 35 characters: ConnectionError: connection reset"
     ]
-    [event] = events
-    assert event.answer.text == partial
-    assert [c.source_ids for c in event.answer.citations] == [[MAREES]]
-    assert event.answer.diagnostics == [
+    [watched_answer] = events
+    assert watched_answer.text == partial
+    assert [c.source_ids for c in watched_answer.citations] == [[MAREES]]
+    assert watched_answer.diagnostics == [
         "the LLM stream broke off: ConnectionError: connection reset"
     ]
 
@@ -480,21 +478,21 @@ def test_an_async_stream_that_raises_midway() -> None:
             end = _raised(err)
         else:
             end = ("ended",)
-        return tokens, end, stream.metadata
+        return "".join(tokens), end, stream.metadata
 
     plain = asyncio.run(read(CitationQueryEngine))
     cited = asyncio.run(read(CitedQueryEngine))
     assert cited[:2] == plain[:2]
     assert plain[1] == ("raised", ConnectionError, "connection reset")
     answer = cited[2]["citations"]
-    assert answer.text == "".join(plain[0])
+    assert answer.text == plain[0]
     assert answer.diagnostics == [
         "the LLM stream broke off after 35 characters: ConnectionError: connection reset"
     ]
 
 
 def test_an_abandoned_stream_leaves_nothing_behind() -> None:
-    events: list[CitationsEvent] = []
+    events: list[CitedAnswer] = []
     with CitationEventHandler(on_citations=events.append) as handler:
         stream = _streaming(CitationQueryEngine, ScriptedLLM(reply=REPLY)).query(QUERY)
         tokens = stream.response_gen
@@ -561,13 +559,13 @@ def test_a_provider_stream_that_stops_early() -> None:
     plain = _read(_streaming(CitationQueryEngine, CutStreamLLM()).query(QUERY))
     stream = _streaming(CitedQueryEngine, CutStreamLLM()).query(QUERY)
     cited = _read(stream)
-    events: list[CitationsEvent] = []
+    events: list[CitedAnswer] = []
     with CitationEventHandler(on_citations=events.append):
         _read(_streaming(CitationQueryEngine, CutStreamLLM()).query(QUERY))
     assert cited[:2] == plain[:2]
-    assert "".join(plain[0]) == REPLY[:36]
+    assert plain[0] == REPLY[:36]
     assert stream.metadata is not None
-    for answer in (stream.metadata["citations"], events[0].answer):
+    for answer in (stream.metadata["citations"], events[0]):
         assert answer.text == REPLY[:36]
         assert answer.provider == "openai"
         assert "stream ended before response.completed" in answer.diagnostics
@@ -784,14 +782,14 @@ def test_openai_integration_stream_cut_mid_event(openai_llm: Callable[[int, str]
     plain = _read(_streaming(CitationQueryEngine, openai_llm(200, body)).query(QUERY))
     stream = _streaming(CitedQueryEngine, openai_llm(200, body)).query(QUERY)
     cited = _read(stream)
-    events: list[CitationsEvent] = []
+    events: list[CitedAnswer] = []
     with CitationEventHandler(on_citations=events.append) as handler:
         _read(_streaming(CitationQueryEngine, openai_llm(200, body)).query(QUERY))
     assert handler._state_size() == 0
     assert cited[:2] == plain[:2]
-    assert "".join(plain[0]) == REPLY[:36]
+    assert plain[0] == REPLY[:36]
     assert stream.metadata is not None
-    for answer in (stream.metadata["citations"], events[0].answer):
+    for answer in (stream.metadata["citations"], events[0]):
         assert answer.text == REPLY[:36]
         assert "stream ended before response.completed" in answer.diagnostics
         assert [c.source_ids for c in answer.citations] == [[MAREES]]

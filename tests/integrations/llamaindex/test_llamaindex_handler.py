@@ -16,6 +16,7 @@ from _llamaindex_fakes import ScriptedLLM, build_index, corpus_nodes
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ToolCallBlock
 from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.llms import ChatMessage
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.query_engine import CitationQueryEngine
@@ -23,14 +24,16 @@ from llama_index.core.schema import NodeWithScore
 from llama_index.core.tools import FunctionTool
 from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
 
-from unicite import UsageError
+from unicite import CitedAnswer, CitePolicy, UsageError
 from unicite_llamaindex import (
     CitationEventHandler,
     CitationPostprocessor,
     CitationsEvent,
     CitedQueryEngine,
 )
-from unicite_llamaindex._handler import _LINGERING
+
+LINGERING = 64
+"""Finished runs the handler keeps while one of their streams has not been consumed."""
 
 QUERY = "Quelle est l’amplitude des marées au Mont-Saint-Michel ?"
 REPLY = "La mer entoure de nouveau le Mont [3]. L’écart atteint 14 mètres [1]."
@@ -41,11 +44,25 @@ def index() -> Any:
     return build_index(corpus_nodes())
 
 
+class _Collect(BaseEventHandler):
+    events: list[Any]
+
+    def handle(self, event: Any, **kwargs: Any) -> None:
+        if isinstance(event, CitationsEvent):
+            self.events.append(event)
+
+
 @pytest.fixture
 def events() -> Iterator[list[CitationsEvent]]:
-    seen: list[CitationsEvent] = []
-    with CitationEventHandler(on_citations=seen.append):
-        yield seen
+    """The `CitationsEvent`s dispatched while a default handler is attached."""
+    collect = _Collect(events=[])
+    root = get_dispatcher()
+    root.add_event_handler(collect)
+    try:
+        with CitationEventHandler():
+            yield collect.events
+    finally:
+        root.event_handlers = [h for h in root.event_handlers if h is not collect]
 
 
 def test_cites_llamaindex_own_citation_query_engine(
@@ -156,12 +173,27 @@ def test_agent_with_a_retrieving_tool(index: Any, events: list[CitationsEvent]) 
     assert str(output) == "Jusqu’à 14 mètres d’écart [1]."
     answer = events[-1].answer
     assert [c.source_ids for c in answer.citations] == [["msm-marees"]]
-    kinds = {s.id: s.kind for s in answer.sources}
-    # The retrieved nodes and the tool's own output are the run's sources.
-    assert kinds["msm-marees"] == "document"
-    assert "tool" in kinds.values()
+    # Only the cited source is listed.
+    assert [(s.id, s.kind) for s in answer.sources] == [("msm-marees", "document")]
     assert events[-1].root_span_id is not None
     assert events[-1].root_span_id.startswith("FunctionAgent.run-")
+
+
+@pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince20")
+@pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince211")
+def test_agent_with_every_source_listed(index: Any) -> None:
+    seen: list[CitedAnswer] = []
+
+    async def run() -> Any:
+        return await _agent(index).run(QUERY)
+
+    with CitationEventHandler(sources="all", on_citations=seen.append):
+        asyncio.run(run())
+    answer = seen[-1]
+    kinds = {s.id: s.kind for s in answer.sources}
+    # The retrieved nodes and the tool's own output are the run's sources, the cited first.
+    assert answer.sources[0].id == "msm-marees"
+    assert "tool" in kinds.values()
 
 
 def test_memory_is_freed_per_run(index: Any) -> None:
@@ -178,7 +210,7 @@ def test_memory_is_freed_per_run(index: Any) -> None:
         for _ in range(100):
             streaming.query(QUERY)
         # At most 64 finished runs wait for their stream, each with its pending LLM call.
-        assert handler._state_size() <= 2 * _LINGERING
+        assert handler._state_size() <= 2 * LINGERING
         assert len(handler.answers) == 4
     assert handler.answer is not None
 
@@ -194,7 +226,7 @@ def test_threads_share_one_handler_without_mixing(index: Any) -> None:
         for q, r in replies.items()
     }
     questions = list(replies) * 10
-    seen: list[CitationsEvent] = []
+    seen: list[CitedAnswer] = []
     with CitationEventHandler(on_citations=seen.append) as handler:
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(lambda q: engines[q].query(q), questions))
@@ -206,14 +238,14 @@ def test_threads_share_one_handler_without_mixing(index: Any) -> None:
             engines[question].query(question)
         assert alone.answer is not None
         expected[reply] = alone.answer
-    for event in seen:
+    for answer in seen:
         # Every answer matches the answer of its own query run alone.
-        original = next(r for r in replies.values() if r.split(" [")[0] in event.answer.text)
-        assert event.answer == expected[original]
+        original = next(r for r in replies.values() if r.split(" [")[0] in answer.text)
+        assert answer == expected[original]
 
 
 def test_a_raising_callback_does_not_break_the_run(index: Any) -> None:
-    def boom(event: CitationsEvent) -> None:
+    def boom(answer: CitedAnswer) -> None:
         raise RuntimeError("callback failed")
 
     engine = CitationQueryEngine.from_args(index, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3)
@@ -226,7 +258,7 @@ def test_disabled_does_nothing_and_logs_nothing(
     index: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     engine = CitationQueryEngine.from_args(index, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3)
-    seen: list[CitationsEvent] = []
+    seen: list[CitedAnswer] = []
     root = get_dispatcher()
     before = list(root.span_handlers)
     with (
@@ -273,3 +305,67 @@ def test_llm_attribution_needs_a_model() -> None:
         CitationEventHandler(attribute="llm")
     with pytest.raises(UsageError):
         CitationEventHandler(on_invalid="raise")  # type: ignore[arg-type]
+
+
+def test_on_citations_gets_the_cited_answer(index: Any) -> None:
+    engine = CitationQueryEngine.from_args(index, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3)
+    cited = CitedQueryEngine.from_args(index, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3)
+    seen: list[Any] = []
+    with CitationEventHandler(on_citations=seen.append) as handler:
+        engine.query(QUERY)
+        response = cited.query(QUERY)
+    assert all(isinstance(answer, CitedAnswer) for answer in seen)
+    assert seen[0] == handler.answers[next(iter(handler.answers))]
+    # A CitedQueryEngine's own answer reaches the handler's callback too.
+    assert seen[1] == response.metadata["citations"] == handler.answer
+
+
+def test_options_are_cite_policy_fields(index: Any) -> None:
+    engine = CitationQueryEngine.from_args(index, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3)
+    policy = CitePolicy(sources="all", on_invalid="keep")
+    with CitationEventHandler(policy=policy, renumber=False) as handler:
+        engine.query(QUERY)
+    assert handler.policy == policy.replace(renumber=False)
+    assert handler.answer is not None
+    assert handler.answer.text == REPLY
+    assert [s.id for s in handler.answer.sources] == ["msm-marees", "msm-habitants", "msm-pont"]
+    with pytest.raises(UsageError, match="unknown citation option"):
+        CitationEventHandler(renumbering=False)
+    with pytest.raises(UsageError):
+        CitationEventHandler(policy={"sources": "all"})  # type: ignore[arg-type]
+
+
+def test_older_names_are_aliases() -> None:
+    def judge(prompt: str) -> str:
+        return "{}"
+
+    handler = CitationEventHandler(attribute="llm", attribution_llm=judge, history=4)
+    assert (handler.policy.llm, handler.policy.keep) == (judge, 4)
+    with pytest.raises(UsageError, match="twice"):
+        CitationEventHandler(keep=3, history=4)
+
+
+def test_require_is_refused_it_cannot_be_enforced() -> None:
+    with pytest.raises(UsageError, match="require"):
+        CitationEventHandler(require="citations")
+    with pytest.raises(UsageError, match="require"):
+        CitationEventHandler(policy=CitePolicy(require="grounding"))
+
+
+def test_a_llamaindex_llm_attributes_and_is_not_cited_itself(index: Any) -> None:
+    reply = "Les marées atteignent 14 mètres. Le pont-passerelle est ouvert depuis 2014."
+    judgement = (
+        '{"citations": [{"claim": "Les marées atteignent 14 mètres.", "sourceIndex": 1}, '
+        '{"claim": "Le pont-passerelle est ouvert depuis 2014.", "sourceIndex": 3}]}'
+    )
+    judge = ScriptedLLM(reply=judgement)
+    engine = CitationQueryEngine.from_args(index, llm=ScriptedLLM(reply=reply), similarity_top_k=3)
+    seen: list[CitedAnswer] = []
+    with CitationEventHandler(attribute="llm", llm=judge, on_citations=seen.append):
+        engine.query(QUERY)
+    [answer] = seen  # the judge's reply is no answer of the run
+    assert len(judge.prompts) == 1
+    assert [(c.source_ids, c.origin) for c in answer.citations] == [
+        (["msm-marees"], "posthoc-llm"),
+        (["msm-pont"], "posthoc-llm"),
+    ]

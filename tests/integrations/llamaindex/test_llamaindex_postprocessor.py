@@ -8,10 +8,13 @@ pytest.importorskip("llama_index.core")
 
 from concurrent.futures import ThreadPoolExecutor
 
+from _llamaindex_fakes import ScriptedLLM
+from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import (
     MetadataMode,
     NodeRelationship,
     NodeWithScore,
+    QueryBundle,
     RelatedNodeInfo,
     TextNode,
 )
@@ -19,8 +22,7 @@ from llama_index.core.schema import (
 from unicite import CitedAnswer, render
 from unicite.markers import parse_markers
 from unicite.sources import SourceLedger, ledger_scope
-from unicite_llamaindex import CitationPostprocessor, source_from_node
-from unicite_llamaindex._postprocessor import relabel
+from unicite_llamaindex import CitationPostprocessor, CitedQueryEngine, source_from_node
 
 SENTENCES = [
     f"Phrase numéro {n} décrit la baie du Mont-Saint-Michel et ses marées d’équinoxe. "
@@ -170,14 +172,19 @@ def test_metadata_is_shown_under_the_label_when_asked() -> None:
     assert labelled.sources[0].content == "Contenu."
 
 
-def test_relabel_rewrites_the_label_and_keeps_the_source() -> None:
-    labelled = Labelled(
-        CitationPostprocessor(),
-        [scored(TextNode(id_=f"n{k}", text=f"Texte {k}.")) for k in range(12)],
+class _Twelve(BaseRetriever):
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return [scored(TextNode(id_=f"n{k}", text=f"Texte {k}.")) for k in range(12)]
+
+
+def test_a_relabelled_node_keeps_its_source() -> None:
+    labelled = Labelled(CitationPostprocessor(), _Twelve().retrieve("?"))
+    # The model cites the twelfth node: renumbered, it is [1], and its node is relabelled.
+    response = CitedQueryEngine(retriever=_Twelve(), llm=ScriptedLLM(reply="Texte [12].")).query(
+        "Que dit le texte ?"
     )
-    item = labelled.nodes[11]
-    relabel(item, 2)
-    assert item.node.get_content() == "Source 2:\nTexte 11.\n"
+    item = response.source_nodes[0]
+    assert item.node.get_content() == "Source 1:\nTexte 11.\n"
     assert source_from_node(item) == labelled.sources[11]
 
 
