@@ -48,7 +48,7 @@ from unicite import (
     renumber,
     segment,
 )
-from unicite._segment import _cached_segments, claim_spans, find_markers
+from unicite._segment import claim_spans, find_markers
 from unicite.sources import SourceLedger
 
 SCALE = float(os.environ.get("UNICITE_BENCH_SCALE", "1"))
@@ -64,16 +64,19 @@ WORDS = (
 
 
 def _clear_caches() -> None:
-    """Empty every bounded cache, so each run starts as cold as the first one."""
-    from unicite import _ids, _urls
-    from unicite.providers import gemini
+    """Empty every bounded cache, so each run starts as cold as the first one.
 
-    _cached_segments.cache_clear()
-    _urls._normalize_cached.cache_clear()
-    _urls._registrable_cached.cache_clear()
-    _urls._lookup_registrable.cache_clear()
-    _ids._url_id.cache_clear()
-    gemini._camel.cache_clear()
+    The package's caches are `functools.lru_cache` functions at module level: each loaded
+    module is searched for them, so a cache added later is emptied too.
+    """
+    for name, module in list(sys.modules.items()):
+        if name != "unicite" and not name.startswith("unicite."):
+            continue
+        for value in list(vars(module).values()):
+            owner = getattr(value, "__module__", None) or ""
+            clear = getattr(value, "cache_clear", None)
+            if owner.startswith("unicite") and callable(clear) and hasattr(value, "cache_info"):
+                clear()
 
 
 # --- text ---------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from unicite import CharLocation, CitedAnswer, Source, UsageError
 from unicite.attribution import EmbeddingScorer, JudgeScorer, Scorer, attribute
 from unicite.attribution import _calibration as cal
 from unicite.attribution import _lexical as lexical
-from unicite.attribution._claims import split_claims
 from unicite.sources import SourceLedger
 
 EIFFEL = Source(
@@ -190,16 +189,19 @@ def test_headings_number_tables_boilerplate_and_lead_ins_are_not_claims() -> Non
         "- It was built for the **1889 World's Fair**.\n\n"
         "I hope this helps! Let me know if you have any other questions."
     )
-    claims = split_claims(text)
+    # A source holding every word of the text, and no threshold: each claim gets a citation.
+    everything = Source(id="all", content=text.replace("*", ""))
+    answer = attribute(text, [everything], threshold=0.0)
 
-    assert [text[c.start : c.end] for c in claims.claims] == [
+    assert [text[c.start : c.end] for c in answer.citations] == [
         "The tower is 330 metres tall",
         "| Louvre | Paris, France |",
         "It was built for the **1889 World's Fair**.",
     ]
-    assert [c.text for c in claims.claims][2] == "It was built for the 1889 World's Fair."
-    assert claims.markers == 1
-    assert not claims.code_only
+    # Nothing else was a claim left without support, and the marker was counted.
+    assert answer.diagnostics == [
+        "the text has 1 citation marker(s); attribute() ignores them (parse_markers reads them)"
+    ]
 
 
 def test_long_compound_sentences_are_split_into_clauses_cited_separately() -> None:
@@ -302,7 +304,7 @@ def test_output_is_deterministic() -> None:
 
 
 def test_pruning_never_drops_a_pair_the_exhaustive_scoring_would_cite() -> None:
-    claims = [lexical.claim_terms(c.text) for c in split_claims(ANSWER).claims]
+    claims = [lexical.claim_terms(f"{c}.") for c in ANSWER.removesuffix(".").split(". ")]
     indexes = [lexical.index_source(s.content or "") for s in (EIFFEL, LOUVRE, BERLIN, FUJI)]
     pruned = lexical.score(claims, indexes)
     full = lexical.score(claims, indexes, exhaustive=True)

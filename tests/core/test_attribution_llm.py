@@ -9,7 +9,6 @@ import pytest
 
 from unicite import Source, UsageError
 from unicite.attribution import attribute
-from unicite.attribution._llm import Locator, build_prompt, parse_reply
 
 SOURCES = [
     Source(
@@ -189,18 +188,25 @@ def test_claims_are_located_after_normalization_and_fuzzily() -> None:
         "Der Turm ist 330\u00a0Meter hoch.  Er wurde 1889  fertiggestellt, sagt **Wikipedia**. "
         "It\u2019s iron."
     )
-    locator = Locator(text)
 
-    assert locator.find("der turm ist 330 meter hoch.", 0, len(text))[2] == "normalized"  # type: ignore[index]
-    start, end, how = locator.find("Er wurde 1889 fertiggestellt, sagt Wikipedia.", 0, len(text))  # type: ignore[misc]
-    assert how == "normalized"
-    assert text[start:end] == "Er wurde 1889  fertiggestellt, sagt **Wikipedia**."
-    start, end, how = locator.find("It's iron.", 0, len(text))  # type: ignore[misc]
-    assert (text[start:end], how) == ("It\u2019s iron.", "normalized")
-    start, end, how = locator.find("Er wurde 1898 fertig gestellt, sagt Wikipedia", 0, len(text))  # type: ignore[misc]
+    def located(*claims: str) -> list[tuple[str, object]]:
+        raw = json.dumps({"citations": [{"claim": c, "sourceIndex": 1} for c in claims]})
+        answer = attribute(text, SOURCES, method="llm", llm=FakeLLM(raw))
+        return [(c.text, c.extras.get("located", "exact")) for c in answer.citations]
+
+    assert located(
+        "der turm ist 330 meter hoch.",
+        "Er wurde 1889 fertiggestellt, sagt Wikipedia.",
+        "It's iron.",
+    ) == [
+        ("Der Turm ist 330\u00a0Meter hoch.", "normalized"),
+        ("Er wurde 1889  fertiggestellt, sagt **Wikipedia**.", "normalized"),
+        ("It\u2019s iron.", "normalized"),
+    ]
+    [(found, how)] = located("Er wurde 1898 fertig gestellt, sagt Wikipedia")
     assert how == "fuzzy"
-    assert "fertiggestellt" in text[start:end]
-    assert locator.find("Something else entirely here.", 0, len(text)) is None
+    assert "fertiggestellt" in found
+    assert located("Something else entirely here.") == []
 
 
 def test_regex_metacharacters_in_claims_are_harmless() -> None:
@@ -297,13 +303,15 @@ def test_model_errors_propagate() -> None:
 
 def test_prompt_numbers_sources_and_falls_back_to_content() -> None:
     long = Source(id="long", title="  Many\nlines  ", content="word " * 2000)
-    prompt = build_prompt("Answer text.", [long])
+    llm = FakeLLM(reply())
+    attribute("Answer text.", [long], method="llm", llm=llm)
+    [prompt] = llm.prompts
     assert "[1]\nTitle: Many lines\nText: word word" in prompt
     assert len(prompt) < 2000
     assert "Answer text." in prompt
 
 
-def test_parse_reply_handles_deep_nesting_without_crashing() -> None:
-    notes: list[str] = []
-    assert parse_reply("[" * 5000, notes) == []
-    assert notes == ["the LLM reply holds no citations JSON: '" + "[" * 79 + "…'"]
+def test_deeply_nested_reply_is_reported_without_crashing() -> None:
+    answer = attribute(TEXT, SOURCES, method="llm", llm=FakeLLM("[" * 5000))
+    assert answer.citations == []
+    assert answer.diagnostics == ["the LLM reply holds no citations JSON: '" + "[" * 79 + "\u2026'"]

@@ -37,7 +37,7 @@ from unicite import (
     renumber,
 )
 from unicite._stats import LogStats, TopCounter
-from unicite.providers._builder import AnswerBuilder
+from unicite.providers import AnswerBuilder
 from unicite.sources import SourceLedger
 
 GROWTH = 4

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -10,7 +13,6 @@ from hypothesis import strategies as st
 
 from unicite import Source, UsageError
 from unicite.sources import SourceLedger, build_digest, estimate_tokens
-from unicite.sources import _digest as digest_module
 
 LONG = " ".join(f"Sentence {n} about tides and the moon." for n in range(200))
 SOURCES = [
@@ -144,41 +146,55 @@ def test_custom_tokenizer() -> None:
     assert digest.startswith("[sid:1] Long one\nSentence 0 about tides")
 
 
-def test_missing_tiktoken_encoding_falls_back_to_the_estimate(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(digest_module, "_ENCODINGS", {})
+def test_missing_tiktoken_encoding_falls_back_to_the_estimate() -> None:
     notes: list[str] = []
     digest = build_digest(SOURCES, 200, tokenizer="no_such_encoding", diagnostics=notes)
     assert digest == build_digest(SOURCES, 200, tokenizer="estimate")
     assert notes == ["build_digest: tiktoken encoding 'no_such_encoding' unavailable; estimated"]
 
 
-def test_default_tokenizer_is_the_estimate_when_the_encoding_cannot_load(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # What happens offline, or without tiktoken: the failed load is remembered as None.
-    monkeypatch.setattr(digest_module, "_ENCODINGS", {"o200k_base": None})
-    assert build_digest(SOURCES, 150) == build_digest(SOURCES, 150, tokenizer="estimate")
+def default_digests(setup: str, sources: list[Source], budgets: list[int]) -> list[str]:
+    """`build_digest` with the default tokenizer, in a new interpreter prepared by ``setup``.
 
-
-def test_default_tokenizer_counts_with_tiktoken_when_it_loads(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    tiktoken = pytest.importorskip("tiktoken")
-    # A real tiktoken encoding built locally (one token per UTF-8 byte): no download needed.
-    encoding = tiktoken.Encoding(
-        name="bytes",
-        pat_str=r"[\s\S]",
-        mergeable_ranks={bytes([b]): b for b in range(256)},
-        special_tokens={},
+    The default encoding is loaded once per process, so each case needs a process of its own.
+    """
+    code = (
+        "import json, sys\n"
+        f"{setup}\n"
+        "from unicite.sources import build_digest\n"
+        "sources, budgets = json.loads(sys.stdin.read())\n"
+        "print(json.dumps([build_digest(sources, budget) for budget in budgets]))\n"
     )
-    monkeypatch.setattr(
-        digest_module, "_ENCODINGS", {"o200k_base": digest_module._Tiktoken(encoding)}
+    payload = json.dumps([[s.model_dump(mode="json") for s in sources], budgets])
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=payload, capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    digests: list[str] = json.loads(out.stdout)
+    return digests
+
+
+def test_default_tokenizer_is_the_estimate_when_the_encoding_cannot_load() -> None:
+    # What happens offline, or without tiktoken: the estimate, silently.
+    setup = "sys.modules['tiktoken'] = None"
+    assert default_digests(setup, SOURCES, [150, 400]) == [
+        build_digest(SOURCES, budget, tokenizer="estimate") for budget in (150, 400)
+    ]
+
+
+def test_default_tokenizer_counts_with_tiktoken_when_it_loads() -> None:
+    pytest.importorskip("tiktoken")
+    # A real tiktoken encoding built locally (one token per UTF-8 byte): no download needed.
+    setup = (
+        "import tiktoken\n"
+        "encoding = tiktoken.Encoding(name='bytes', pat_str=r'[\\s\\S]',\n"
+        "    mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})\n"
+        "tiktoken.get_encoding = lambda name: encoding"
     )
     source = Source(title="Zürich", content="Grüße aus Zürich! " * 20)
-    for budget in (20, 33, 57, 100):
-        digest = build_digest([source], budget)
+    budgets = [20, 33, 57, 100]
+    for budget, digest in zip(budgets, default_digests(setup, [source], budgets), strict=True):
+        assert digest
         assert len(digest.encode("utf-8")) <= budget
         assert "\ufffd" not in digest  # a token cut inside a character never leaks a half
 

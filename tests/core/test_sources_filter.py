@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -11,7 +12,6 @@ from hypothesis import strategies as st
 
 from unicite import Source, UsageError
 from unicite.sources import filter_content
-from unicite.sources._filter import jaccard, shingles
 
 rng = random.Random(11)
 VOCABULARY = [f"w{n}" for n in range(400)]
@@ -26,15 +26,34 @@ SYNDICATED = ["Reuters", "—", *BASE[:150], "updated", *BASE[150:], "Share", "t
 REWRITTEN = BASE[:60] + article(240)
 
 
+def shingles(text: str, size: int = 5) -> frozenset[str]:
+    """The word `size`-grams `filter_content` compares, casefolded (a short text is one)."""
+    words = re.findall(r"\w+", text.casefold())
+    if len(words) <= size:
+        return frozenset({" ".join(words)} if words else ())
+    return frozenset(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard similarity, 1.0 for two empty sets, as `filter_content` computes it."""
+    if not a and not b:
+        return 1.0
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)
+
+
 def page(name: str, words: list[str], **fields: object) -> Source:
     return Source(url=f"https://{name}.example/a", title=name, content=" ".join(words), **fields)  # type: ignore[arg-type]
 
 
-def test_shingles_and_jaccard() -> None:
-    assert jaccard(shingles("a b c d e f"), shingles("A B C D E F!")) == 1.0
-    assert shingles("") == frozenset()
-    assert len(shingles("one two")) == 1  # shorter than a shingle: the whole text is one
-    assert jaccard(frozenset(), frozenset()) == 1.0
+def test_case_and_punctuation_do_not_count_and_short_texts_are_one_shingle() -> None:
+    same = [Source(id="a", content="a b c d e f"), Source(id="b", content="A B, C D E F!")]
+    assert [s.id for s in filter_content(same, threshold=1.0)] == ["a"]
+    short = [Source(id="a", content="one two"), Source(id="b", content="One, two.")]
+    assert [s.id for s in filter_content(short, threshold=1.0)] == ["a"]
+    # A short text is one shingle: sharing a word is not sharing it.
+    unlike = [Source(id="a", content="one two"), Source(id="b", content="one two three")]
+    assert [s.id for s in filter_content(unlike, threshold=0.01)] == ["a", "b"]
     assert 0.0 < jaccard(shingles(" ".join(BASE)), shingles(" ".join(SYNDICATED))) < 1.0
 
 

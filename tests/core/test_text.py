@@ -5,8 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unicite._text import __all__ as text_all
-from unicite._text import sanitize_display, truncate
+from unicite import sanitize_display, truncate
 
 ESC = "\x1b"
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # man-woman-girl-boy
@@ -34,10 +33,6 @@ hostile_chars = st.one_of(
     ),
 )
 hostile_text = st.text(hostile_chars, max_size=200)
-
-
-def test_all_lists_the_public_functions() -> None:
-    assert sorted(text_all) == ["sanitize_display", "truncate"]
 
 
 # --- sanitize_display -------------------------------------------------------------------

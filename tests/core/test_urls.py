@@ -1,15 +1,15 @@
-import socket
-from collections.abc import Iterator
+import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unicite import _urls
-from unicite._urls import __all__ as urls_all
-from unicite._urls import is_redirect_url, normalize_url, registrable_domain, safe_href
+from unicite import is_redirect_url, normalize_url, registrable_domain, safe_href
 
 hostile_chars = st.one_of(
     st.characters(),
@@ -27,15 +27,6 @@ url_like = st.one_of(
         hostile_text,
     ),
 )
-
-
-def test_all_lists_the_public_functions() -> None:
-    assert sorted(urls_all) == [
-        "is_redirect_url",
-        "normalize_url",
-        "registrable_domain",
-        "safe_href",
-    ]
 
 
 # --- normalize_url ----------------------------------------------------------------------
@@ -278,45 +269,76 @@ def test_registrable_domain_non_string() -> None:
     assert registrable_domain(123) is None  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def fresh_extractor(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(_urls, "_EXTRACTOR", None)
-    _urls._lookup_registrable.cache_clear()
-    _urls._registrable_cached.cache_clear()
-    yield
-    _urls._lookup_registrable.cache_clear()
-    _urls._registrable_cached.cache_clear()
+def _in_a_new_interpreter(code: str, *args: str) -> Any:
+    """What ``code`` prints as JSON, run where unicite has not looked anything up yet."""
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
 
 
-@pytest.mark.usefixtures("fresh_extractor")
-def test_registrable_domain_is_strictly_offline(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    def no_network(*args: object, **kwargs: object) -> None:
-        raise AssertionError("registrable_domain must not touch the network")
+OFFLINE = """
+import json, os, socket, sys
 
-    monkeypatch.setattr(socket.socket, "connect", no_network)
-    monkeypatch.setattr(socket.socket, "connect_ex", no_network)
-    monkeypatch.setattr(socket, "getaddrinfo", no_network)
-    monkeypatch.setattr(socket, "create_connection", no_network)
-    # Even if the environment points tldextract at a cache or a suffix-list URL, none is used.
-    monkeypatch.setenv("TLDEXTRACT_CACHE", str(tmp_path))
-    monkeypatch.setenv("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "https://publicsuffix.org/list/")
+attempts = []
 
-    assert registrable_domain("forums.bbc.co.uk") == "bbc.co.uk"
-    assert registrable_domain("someone.github.io") == "someone.github.io"
-    assert _urls._EXTRACTOR is not None
+def no_network(*args, **kwargs):
+    attempts.append(repr(args[1:])[:80])
+    raise OSError("registrable_domain must not touch the network")
+
+socket.socket.connect = no_network
+socket.socket.connect_ex = no_network
+socket.getaddrinfo = no_network
+socket.create_connection = no_network
+# Even if the environment points tldextract at a cache or a suffix-list URL, none is used.
+os.environ["TLDEXTRACT_CACHE"] = sys.argv[1]
+os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = "https://publicsuffix.org/list/"
+
+from unicite import registrable_domain
+
+found = [registrable_domain("forums.bbc.co.uk"), registrable_domain("someone.github.io")]
+print(json.dumps({"found": found, "attempts": attempts}))
+"""
+
+
+def test_registrable_domain_is_strictly_offline(tmp_path: Path) -> None:
+    result = _in_a_new_interpreter(OFFLINE, str(tmp_path))
+    assert result == {"found": ["bbc.co.uk", "someone.github.io"], "attempts": []}
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.usefixtures("fresh_extractor")
+COUNTED = """
+import json
+
+import tldextract
+
+built, looked_up = [], []
+init, call = tldextract.TLDExtract.__init__, tldextract.TLDExtract.__call__
+
+def counting_init(self, *args, **kwargs):
+    built.append(1)
+    init(self, *args, **kwargs)
+
+def counting_call(self, *args, **kwargs):
+    looked_up.append(args[0])
+    return call(self, *args, **kwargs)
+
+tldextract.TLDExtract.__init__ = counting_init
+tldextract.TLDExtract.__call__ = counting_call
+
+from unicite import registrable_domain
+
+registrable_domain("a.example.com")
+registrable_domain("b.example.com")
+registrable_domain("https://a.example.com/other/page")
+print(json.dumps({"built": len(built), "looked_up": looked_up}))
+"""
+
+
 def test_extractor_is_built_once_and_lookups_cached() -> None:
-    registrable_domain("a.example.com")
-    first = _urls._EXTRACTOR
-    registrable_domain("b.example.com")
-    registrable_domain("https://a.example.com/other/page")
-    assert _urls._EXTRACTOR is first
-    assert _urls._lookup_registrable.cache_info().hits >= 1
+    result = _in_a_new_interpreter(COUNTED)
+    assert result == {"built": 1, "looked_up": ["a.example.com", "b.example.com"]}
 
 
 @given(url_like)

@@ -13,7 +13,7 @@ from unicite.attribution._llm import llm_citations
 from unicite.attribution._scorers import Scorer, blend
 from unicite.exceptions import UsageError
 from unicite.model import CharLocation, Citation, CitationOrigin, CitedAnswer, Source
-from unicite.sources._ledger import SourceLedger, as_source
+from unicite.sources import SourceLedger, as_source
 
 __all__ = [
     "AttributionMethod",

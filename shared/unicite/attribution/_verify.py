@@ -26,7 +26,7 @@ from unicite.attribution._claims import claim_text, split_claims
 from unicite.attribution._scorers import Scorer, blend
 from unicite.exceptions import UsageError
 from unicite.model import Citation, CitedAnswer, Source
-from unicite.sources._ledger import as_source
+from unicite.sources import as_source
 
 __all__ = ["QuoteMatch", "find_quote", "verify"]
 
