@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from typing import Any, Literal
+from typing import Literal
 
 from unicite._marks import Mark, MarkerStyle, check_marker_style, format_marker, plan_marks
 from unicite.exceptions import UsageError
@@ -98,8 +98,4 @@ class _Injection:
             span = None if index is None else (self.new_starts[index], self.new_ends[index])
             update = {"start": start, "end": end, "text": self.text[start:end], "marker_span": span}
             citations.append(citation.model_copy(update=update))
-        fields: dict[str, Any] = {
-            name: getattr(self.answer, name) for name in type(self.answer).model_fields
-        }
-        fields.update(text=self.text, citations=citations)
-        return type(self.answer)(**fields)
+        return self.answer.replace(text=self.text, citations=citations)

@@ -101,9 +101,7 @@ def renumber(answer: CitedAnswer, *, keep_unused: bool = False) -> CitedAnswer:
             "marker_span": None if span is None else edited.span(*span),
         }
         citations.append(citation.model_copy(update=update))
-    fields = {name: getattr(answer, name) for name in type(answer).model_fields}
-    fields.update(text=edited.text, sources=sources, citations=citations)
-    return type(answer)(**fields)
+    return answer.replace(text=edited.text, sources=sources, citations=citations)
 
 
 def rewrite_marker(marker: str, numbers: Sequence[int]) -> str | None:

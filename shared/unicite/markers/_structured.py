@@ -367,6 +367,4 @@ def _without_markers(answer: CitedAnswer) -> CitedAnswer:
                 }
             )
         )
-    fields = {name: getattr(answer, name) for name in type(answer).model_fields}
-    fields.update(text=edited.text, citations=citations)
-    return type(answer)(**fields)
+    return answer.replace(text=edited.text, citations=citations)
