@@ -21,6 +21,7 @@ from unicite.model import (
 )
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
+from unicite.providers._v1 import is_v1, v1_citation
 
 __all__ = ["ANTHROPIC", "AnthropicProvider"]
 
@@ -455,31 +456,10 @@ _V1_BLOCKS = frozenset(
 )
 
 
-def _is_v1(blocks: list[Any]) -> bool:
-    for block in blocks:
-        if not isinstance(block, Mapping):
-            continue
-        if _kind(block) in _V1_BLOCKS:
-            return True
-        annotations = block.get("annotations")
-        if isinstance(annotations, list) and any(
-            isinstance(a, Mapping) and a.get("type") in ("citation", "non_standard_annotation")
-            for a in annotations
-        ):
-            return True
-    return False
-
-
 def _citation_from_v1(annotation: Any) -> Any:
-    if not isinstance(annotation, Mapping):
-        return annotation
-    kind = annotation.get("type")
-    if kind == "non_standard_annotation":
-        return annotation.get("value")
-    if kind != "citation":
-        return dict(annotation)
-    extras = annotation.get("extras")
-    out: dict[str, Any] = dict(extras) if isinstance(extras, Mapping) else {}
+    out, kept = v1_citation(annotation)
+    if out is None:
+        return kept
     if "cited_text" in annotation:
         out["cited_text"] = annotation["cited_text"]
     if "url" in annotation:
@@ -545,7 +525,7 @@ def _from_v1(blocks: list[Any]) -> list[Any]:
 def _content_message(content: str | list[Any], fields: Mapping[str, Any]) -> dict[str, Any]:
     """The ``Message`` of content blocks kept by a framework, with its id, model and stop."""
     blocks = [content] if isinstance(content, str) else content
-    if _is_v1(blocks):
+    if is_v1(blocks, _V1_BLOCKS):
         blocks = _from_v1(blocks)
     kept: list[Any] = []
     for block in blocks:

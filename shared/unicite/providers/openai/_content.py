@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from unicite.providers._v1 import is_v1, v1_citation
+
 __all__ = [
     "TOOL_ITEMS",
     "chat_completion",
@@ -43,7 +45,6 @@ _V1_BLOCKS = frozenset(
         "invalid_tool_call",
     }
 )
-_V1_ANNOTATIONS = frozenset({"citation", "non_standard_annotation"})
 _RESPONSE_FIELDS = ("id", "status", "incomplete_details", "error", "model")
 
 # A Markdown link, optionally wrapped in parentheses as search models write them: ([site](url)).
@@ -182,27 +183,10 @@ def _annotation(annotation: Any) -> Any:
     return dict(annotation)
 
 
-def _is_v1(content: list[Any]) -> bool:
-    for block in content:
-        if not isinstance(block, Mapping):
-            continue
-        if _type(block) in _V1_BLOCKS:
-            return True
-        if any(_type(a) in _V1_ANNOTATIONS for a in _annotations(block)):
-            return True
-    return False
-
-
 def _annotation_from_v1(annotation: Any) -> Any:
-    if not isinstance(annotation, Mapping):
-        return annotation
-    kind = annotation.get("type")
-    if kind == "non_standard_annotation":
-        return annotation.get("value")
-    if kind != "citation":
-        return dict(annotation)
-    extras = annotation.get("extras")
-    out: dict[str, Any] = dict(extras) if isinstance(extras, Mapping) else {}
+    out, kept = v1_citation(annotation)
+    if out is None:
+        return kept
     for key in ("start_index", "end_index"):
         if key in annotation:
             out[key] = annotation[key]
@@ -278,7 +262,7 @@ def responses_payload(content: list[Any], fields: Mapping[str, Any]) -> dict[str
     Consecutive text blocks of one message item (one ``id``) are its ``output_text`` parts;
     every other typed block is an output item of its own, in the order the blocks give.
     """
-    blocks = _from_v1(content) if _is_v1(content) else content
+    blocks = _from_v1(content) if is_v1(content, _V1_BLOCKS) else content
     output: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     for block in blocks:
