@@ -29,7 +29,6 @@ __all__ = [
     "Require",
     "SourcesOption",
     "cite",
-    "cite_sources",
 ]
 
 AttributeOption = Literal["lexical", "llm"] | Scorer | None
@@ -190,7 +189,9 @@ def cite(
     shown = _distinct(table)
     notes: list[str] = []
     if base.citations:
-        cited = _add_markers(_adopt(base, shown), table, notes)
+        cited = _adopt(base, shown)
+        if shown:
+            cited = _add_markers(cited, table, notes)
     else:
         cited = _markers(base, table, policy, notes)
         if not cited.citations and policy.attribute is not None:
@@ -206,11 +207,6 @@ def cite(
         cited = cited.replace(diagnostics=_unique([*cited.diagnostics, *notes]))
     _check_require(cited, policy.require, grounded=bool(shown or base.sources))
     return cited
-
-
-def cite_sources(sources: SourcesInput) -> list[Source]:
-    """The distinct sources of what `cite` accepts as sources, in number order."""
-    return _distinct(_table(sources))
 
 
 # --- inputs --------------------------------------------------------------------------------
@@ -337,6 +333,8 @@ def _adopt(answer: CitedAnswer, shown: list[Source]) -> CitedAnswer:
     page, with the document's text, is what a reader (and attribution) needs.
     """
     by_url = {normalize_url(s.url): s for s in shown if s.url}
+    if not by_url:
+        return answer
     mapping: dict[str, Source] = {}
     for source in answer.sources:
         if source.url and (match := by_url.get(normalize_url(source.url))) is not None:
@@ -362,8 +360,6 @@ def _add_markers(
     notes: list[str],
 ) -> CitedAnswer:
     """Add citations for numeric markers of given sources to an answer already cited."""
-    if not _distinct(table):
-        return answer
     parsed = _parse(answer.text, table, _NUMERIC_STYLES, "keep")
     if not parsed.citations:
         return answer
