@@ -20,7 +20,7 @@ from collections.abc import Callable
 from _harness import Figure
 
 from unicite import Source
-from unicite._segment import _cached_segments
+from unicite._segment import cached_segments
 from unicite.markers import MARKER_RE, MarkerStream, parse_markers
 
 WORDS = [
@@ -87,7 +87,7 @@ def best_times(fns: list[Callable[[], object]], rounds: int, number: int = 1) ->
 
 
 def parse(text: str) -> None:
-    _cached_segments.cache_clear()  # time the segmentation too, not a cache hit
+    cached_segments.cache_clear()  # time the segmentation too, not a cache hit
     parse_markers(text, SOURCES)
 
 
@@ -145,7 +145,7 @@ def run() -> list[Figure]:
     bracket_chunks = [bracketed[i : i + 4] for i in range(0, len(bracketed), 4)]
 
     def streamed(pieces: list[str], **options: bool) -> None:
-        _cached_segments.cache_clear()
+        cached_segments.cache_clear()
         stream = MarkerStream(SOURCES, **options)
         for chunk in pieces:
             stream.feed(chunk)

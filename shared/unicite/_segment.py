@@ -672,11 +672,6 @@ def cached_segments(text: str) -> tuple[tuple[Segment, ...], tuple[int, ...]]:
     return segs, tuple(seg.start for seg in segs)
 
 
-# Older private names, still imported by modules outside the marker machinery.
-_cached_segments = cached_segments
-_marker_spans = marker_spans
-
-
 class _Index:
     """Segments of one text with per-segment marker and pipe positions, computed lazily."""
 
