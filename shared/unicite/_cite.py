@@ -202,7 +202,10 @@ def cite(
             f"{len(shown)} source(s) were given but the answer cites none: number the sources "
             "in the prompt and ask for [n] markers, or pass attribute='lexical'"
         )
-    cited = _number(cited, policy)
+    # Bracketed numbers are escaped only in text this call read them in; a provider's text
+    # (or a given answer's) is never edited.
+    read_brackets = not base.citations and policy.markers in ("auto", "brackets")
+    cited = _number(cited, policy, escape=read_brackets)
     if notes:
         cited = cited.replace(diagnostics=_unique([*cited.diagnostics, *notes]))
     _check_require(cited, policy.require, grounded=bool(shown or base.sources))
@@ -422,14 +425,14 @@ def _with_sources(answer: CitedAnswer, extra: list[Source]) -> CitedAnswer:
     )
 
 
-def _number(answer: CitedAnswer, policy: CitePolicy) -> CitedAnswer:
+def _number(answer: CitedAnswer, policy: CitePolicy, *, escape: bool) -> CitedAnswer:
     """Sources in first-cited order with markers rewritten; the listed sources chosen."""
     if not policy.renumber:
         return answer
     if not answer.citations:
         return answer
     keep_all = policy.sources == "all"
-    numbered = renumber(answer, keep_unused=keep_all)
+    numbered = renumber(answer, keep_unused=keep_all, escape=escape)
     if not keep_all or not policy.exclude_inline:
         return numbered
     cited = {sid for c in numbered.citations for sid in c.source_ids}

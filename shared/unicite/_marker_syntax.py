@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 __all__ = [
     "BACKTICKS_RE",
     "DEFINITION_RE",
     "FOOTNOTE_LABEL",
+    "INDEX_LOOKBEHIND",
     "LINK",
     "MARKER_PREFIX_RE",
     "MARKER_RE",
@@ -29,6 +30,7 @@ __all__ = [
     "code_spans",
     "expand_ranges",
     "footnote_number",
+    "indexes_identifier",
     "looks_like_year",
     "marker_numbers",
     "marker_spans",
@@ -89,7 +91,9 @@ Numeric brackets followed by ``(`` (link text) or used as a reference definition
 (``[1]: https://…``) do not match; `marker_spans` also drops matches inside inline code and
 URLs, indexing of code-like identifiers (``a[1]``, ``row_2[3]``, ``obj.items[1]``) and
 bracket markers glued to a ``]`` that does not end a marker (``a[1][2]``, ``[text][1]``).
-Models often glue markers to words (``France[1]``): those are markers.
+Models often glue markers to words (``France[1]``, ``OpenAI[1]``, ``CO2[1]``): those are markers;
+after a code-like word (``OpenAI``, ``CO2``, ``myList``) a marker is one only when its numbers
+name given sources (see `Token.indexing`).
 """
 
 MARKER_SHAPE_RE = re.compile("|".join((_NUMERIC_SHAPES, _CITE_SUP, _SUP, *_OTHER_SHAPES)))
@@ -115,6 +119,9 @@ DEFINITION_RE = re.compile(r"(?m)^[ ]{0,3}\[\^(" + FOOTNOTE_LABEL + r")\]:([^\r\
 
 BACKTICKS_RE = re.compile(r"`+")
 """A run of backticks: what opens and closes inline code."""
+
+INDEX_LOOKBEHIND = 72
+"""How far back from a ``[`` `indexes_identifier` may read (a word and the dot before it)."""
 
 URL_SCAN = 300
 """How far back from a marker `marker_spans` reads for a URL it may be part of."""
@@ -155,12 +162,14 @@ def _in_url(text: str, pos: int) -> bool:
     return "://" in token or token[:4].lower() == "www."
 
 
-def _indexes_identifier(text: str, start: int, lo: int) -> bool:
-    """Whether a ``[n]`` at `start`, glued to a word, reads as indexing code rather than a citation.
+def indexes_identifier(text: str, start: int, lo: int = 0) -> bool:
+    """Whether a ``[n]`` at `start`, glued to a word, may read as indexing code.
 
-    Prose words take markers (``France[1]``, ``Köln[2]``); code-like identifiers take indexes:
-    one Latin letter (``a[1]``), snake_case or digits (``row_2[1]``), camelCase (``myList[1]``),
-    an attribute after a dot (``obj.items[1]``), or any word indexed from 0 (``arr[0]``).
+    Prose words take markers (``France[1]``, ``Köln[2]``); code-like words may take indexes:
+    one Latin letter (``a[1]``), snake_case or digits (``row_2[1]``, ``CO2[1]``), camelCase
+    (``myList[1]``, ``OpenAI[1]``), an attribute after a dot (``obj.items[1]``), or any word
+    indexed from 0 (``arr[0]``). Such a marker is ambiguous: parsing reads it as a citation
+    when its numbers name given sources, else as text. ``lo`` bounds the look back.
     """
     if text[start] != "[" or text.startswith(("[^", "[["), start):
         return False
@@ -183,12 +192,19 @@ def _indexes_identifier(text: str, start: int, lo: int) -> bool:
 
 
 def marker_spans(
-    text: str, lo: int, hi: int, codes: list[tuple[int, int]] | None = None
+    text: str,
+    lo: int,
+    hi: int,
+    codes: list[tuple[int, int]] | None = None,
+    *,
+    indexing: bool = False,
 ) -> list[tuple[int, int]]:
     """The markers of ``text[lo:hi]`` (one block of prose), in order.
 
-    `MARKER_RE` matches outside inline code (``codes``, found when not given) and URLs that
-    do not index a code-like identifier and, after a ``]``, continue a run of markers.
+    `MARKER_RE` matches outside inline code (``codes``, found when not given) and URLs that,
+    after a ``]``, continue a run of markers. Matches glued to a code-like identifier
+    (``myList[1]``, see `indexes_identifier`) are left out unless ``indexing`` is true: the
+    parsers take them and decide by the sources they were given.
     """
     if codes is None:
         codes = code_spans(text, lo, hi)
@@ -203,9 +219,10 @@ def marker_spans(
         if _in_url(text, a):
             continue
         if (
-            a > lo
+            not indexing
+            and a > lo
             and (text[a - 1].isalnum() or text[a - 1] == "_")
-            and _indexes_identifier(text, a, lo)
+            and indexes_identifier(text, a, lo)
         ):
             continue
         # After "]" only a marker continues a marker run: not a[1][2] nor [text][1].
@@ -264,6 +281,9 @@ class Token:
     """The marker wrote a range (``2-4``)."""
     ascii: bool = False
     """An assistant marker written with ``[…]`` instead of ``【…】``."""
+    indexing: bool = False
+    """A ``[n]`` glued to a code-like word (``OpenAI[1]``, ``arr[2]``): a citation only when
+    every number it writes names a given source, else text (see `indexes_identifier`)."""
 
 
 def expand_ranges(ranges: Iterable[tuple[int, int]]) -> list[int]:
@@ -346,7 +366,13 @@ def read_token(text: str, start: int, end: int) -> Token | None:
     if head == "\u3010" or "\u2020" in marker:
         return _read_assistant(marker, start, end)
     m = _SINGLE_RE.fullmatch(marker)
-    return None if m is None else _numeric(start, end, "brackets", m.group(1))
+    if m is None:
+        return None
+    token = _numeric(start, end, "brackets", m.group(1))
+    glued = start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_")
+    if glued and indexes_identifier(text, start, max(0, start - INDEX_LOOKBEHIND)):
+        return replace(token, indexing=True)
+    return token
 
 
 def _read_sup(marker: str, start: int, end: int) -> Token | None:

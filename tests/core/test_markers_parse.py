@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from unicite import Citation, CitationError, CitedAnswer, Source, UsageError
-from unicite.markers import inject_markers, parse_markers
+from unicite.markers import inject_markers, parse_markers, renumber
 from unicite.sources import SourceLedger
 
 SOURCES = [
@@ -129,7 +129,7 @@ def test_numeric_footnotes_without_definitions_are_source_numbers() -> None:
         "Code:\n\n```python\nx = [1]\ny = [[S:2]]\n```\n",
         "Inline `x[1] = [2]` and `[[S:1]]` code.",
         "Indented code after a blank line:\n\n    items = [1, 2]\n",
-        "Indexing a[1] and row_2[3] and myList[1] and obj.items[2].",
+        "Indexing a[0] and row_2[0] and myList[0] and obj.items[0].",
         "A URL https://example.com/list[1] and www.example.com/a[2] stay.",
         "Link text [1](https://example.com) and [2]: https://example.com stay.",
         "The year [2024] and the range [1999-2001] are not sources.",
@@ -341,3 +341,50 @@ def test_has_inline_markers() -> None:
     )
     assert not empty_span.has_inline_markers
     assert inject_markers(plain).has_inline_markers
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "OpenAI",
+        "GPT-4o",
+        "iPhone",
+        "YouTube",
+        "PostgreSQL",
+        "CO2",
+        "ChatGPT",
+        "iOS",
+        "AnswerString",
+    ],
+)
+def test_a_marker_glued_to_a_code_like_word_cites_when_it_names_a_source(word: str) -> None:
+    text = f"Première phrase sur {word}[2]. Puis [1]."
+    answer = parse_markers(text, SOURCES)
+    assert cited(answer) == [(f"Première phrase sur {word}", ["b"], "[2]"), ("Puis", ["a"], "[1]")]
+    assert answer.diagnostics == []
+    # Renumbering moves that marker with its source: no [n] keeps a number naming another.
+    renumbered = renumber(answer)
+    assert renumbered.text == f"Première phrase sur {word}[1]. Puis [2]."
+    assert [s.id for s in renumbered.sources] == ["b", "a"]
+
+
+def test_indexing_that_names_no_source_stays_text_and_is_reported() -> None:
+    text = "Indexing myList[9] and obj.items[5] but arr[0] is silent; Fact[1]."
+    answer = parse_markers(text, SOURCES)
+    assert answer.text == text
+    assert cited(answer) == [
+        ("Indexing myList[9] and obj.items[5] but arr[0] is silent; Fact", ["a"], "[1]")
+    ]
+    assert answer.diagnostics == [
+        "marker '[9]' at 15 follows a code-like word and names no given source; left as text",
+        "marker '[5]' at 32 follows a code-like word and names no given source; left as text",
+    ]
+    # Those numbers name no source before or after renumbering: their meaning cannot change.
+    assert renumber(answer).text == text
+
+
+def test_glued_markers_in_code_stay_code() -> None:
+    text = "Run `myList[1]` then:\n\n```py\nOpenAI[2]\n```\n"
+    answer = parse_markers(text, SOURCES)
+    assert answer.citations == []
+    assert answer.text == text

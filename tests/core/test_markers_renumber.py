@@ -133,3 +133,52 @@ def test_misuse() -> None:
         renumber("text")  # type: ignore[arg-type]
     with pytest.raises(UsageError):
         renumber(CitedAnswer(), keep_unused="yes")  # type: ignore[arg-type]
+
+
+def _hand_built() -> CitedAnswer:
+    # Written by hand: "[1]" in prose is no citation's marker, and meant the first source.
+    text = "Le rapport [2] le dit. Voir aussi [1] et `x[1]`."
+    return CitedAnswer(
+        text=text,
+        sources=[
+            Source(id="a", url="https://a.example/"),
+            Source(id="b", url="https://b.example/"),
+        ],
+        citations=[
+            Citation(
+                start=0,
+                end=10,
+                text="Le rapport",
+                source_ids=["b"],
+                origin="marker",
+                marker_span=(11, 14),
+            )
+        ],
+    )
+
+
+def test_a_bracketed_number_that_would_name_another_source_is_escaped() -> None:
+    answer = renumber(_hand_built())
+    assert answer.text == "Le rapport [1] le dit. Voir aussi \\[1] et `x[1]`."
+    assert [s.id for s in answer.sources] == ["b"]
+    assert answer.diagnostics == [
+        "text '[1]' at 34 is not a citation and its number now names another source:"
+        " escaped as text"
+    ]
+    assert renumber(answer) == answer  # the escaped text is no marker: nothing more changes
+
+
+def test_without_escaping_the_stray_number_is_reported_and_left() -> None:
+    answer = renumber(_hand_built(), escape=False)
+    assert answer.text == "Le rapport [1] le dit. Voir aussi [1] et `x[1]`."
+    assert "read it as text, not as that source" in answer.diagnostics[0]
+
+
+def test_numbers_that_keep_their_source_are_left_alone() -> None:
+    answer = _hand_built()
+    answer = answer.replace(sources=list(reversed(answer.sources)))  # b is [1], a is [2]
+    text = "Le rapport [1] le dit. Voir aussi [2] et `x[1]`."
+    answer = answer.replace(text=text)
+    renumbered = renumber(answer, keep_unused=True)
+    assert renumbered.text == text
+    assert renumbered.diagnostics == []

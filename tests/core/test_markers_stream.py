@@ -43,7 +43,11 @@ def whole_answer(text: str, **options: Any) -> CitedAnswer:
     renumbering = options.pop("renumber", True)
     keep_unused = options.pop("keep_unused", False)
     parsed = parse_markers(text, SOURCES, **options)
-    return renumber(parsed, keep_unused=keep_unused) if renumbering else parsed
+    # Bracketed numbers the stream was not asked to read are reported, never escaped.
+    style = options.get("style", "auto")
+    styles = [style] if isinstance(style, str) else list(style)
+    escape = "auto" in styles or "brackets" in styles
+    return renumber(parsed, keep_unused=keep_unused, escape=escape) if renumbering else parsed
 
 
 def assert_same_as_whole(chunks: list[str], **options: Any) -> None:
@@ -231,9 +235,17 @@ def test_an_undefined_numbered_footnote_waits_for_the_end() -> None:
 
 
 def test_markers_that_are_not_markers_keep_their_numbers() -> None:
-    chunks = ["Use `x[3]` and ", "a[2] but [3]", ". Then [1]", "."]
+    chunks = ["Use `x[3]` and ", "a[7] but [3]", ". Then [1]", "."]
     shown, answer = stream(chunks)
-    assert "".join(shown) == "Use `x[3]` and a[2] but [1]. Then [2]." == answer.text
+    assert "".join(shown) == "Use `x[3]` and a[7] but [1]. Then [2]." == answer.text
+
+
+def test_markers_glued_to_code_like_words_are_renumbered_live() -> None:
+    # OpenAI[2] names a source: it is a citation, renumbered with it, while streaming too.
+    chunks = ["Über OpenAI", "[2", "] and CO2[1]", ". Then myList[9] stays."]
+    shown, answer = stream(chunks)
+    assert "".join(shown) == "Über OpenAI[1] and CO2[2]. Then myList[9] stays." == answer.text
+    assert len(answer.citations) == 2
 
 
 def test_invalid_markers_are_dropped_before_numbering() -> None:

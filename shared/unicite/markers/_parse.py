@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from unicite._marker_syntax import DEFINITION_RE, footnote_number, marker_spans
@@ -95,6 +95,8 @@ class Scan:
 
     tokens: list[Token]
     definitions: list[Definition]
+    left: list[Token] = field(default_factory=list)
+    """``[n]`` glued to a code-like word that names no source: left as text, reported."""
 
 
 class Context:
@@ -122,10 +124,25 @@ class Context:
         return self.table.base + len(self.table) - 1
 
     def accepts(self, token: Token) -> bool:
-        """Whether `token` is a marker under these options (years and other styles are text)."""
+        """Whether `token` is a marker under these options.
+
+        Years, other styles, and a ``[n]`` glued to a code-like word (``arr[7]``) whose numbers
+        do not all name a source are text.
+        """
         if token.kind != "usage" and token.kind not in self.kinds:
             return False
+        if token.indexing and not self.names_sources(token):
+            return False
         return not (looks_like_year(token) and all(lo > self.last_number for lo, _ in token.ranges))
+
+    def names_sources(self, token: Token) -> bool:
+        """Whether every number `token` writes names a source, and its syntax is sound."""
+        base, last = self.table.base, self.last_number
+        return (
+            bool(token.ranges)
+            and not token.problems
+            and all(base <= lo <= hi <= last for lo, hi in token.ranges)
+        )
 
     def define(self, label: str, content: str) -> tuple[str | None, str | None]:
         """The source a footnote definition names, and a problem when it names an unknown one."""
@@ -221,13 +238,18 @@ def scan(text: str, context: Context) -> Scan:
     """Markers and footnote definitions of `text`, outside code blocks, inline code and URLs."""
     segments, starts = cached_segments(text)
     tokens: list[Token] = []
+    left: list[Token] = []
     for seg in segments:
         if seg.kind == "code":
             continue
-        for start, end in marker_spans(text, seg.start, seg.end):
+        for start, end in marker_spans(text, seg.start, seg.end, indexing=True):
             token = read_token(text, start, end)
-            if token is not None and context.accepts(token):
+            if token is None:
+                continue
+            if context.accepts(token):
                 tokens.append(token)
+            elif token.indexing and token.kind in context.kinds:
+                left.append(token)
     definitions: list[Definition] = []
     if "footnotes" in context.kinds:
         for m in DEFINITION_RE.finditer(text):
@@ -237,7 +259,7 @@ def scan(text: str, context: Context) -> Scan:
             label = m.group(1)
             sid, problem = context.define(label, m.group(2))
             definitions.append(Definition(m.start(), m.end(), label, sid, problem))
-    return Scan(tokens, definitions)
+    return Scan(tokens, definitions, left)
 
 
 def is_removable(token: Token, context: Context, ids: list[str]) -> bool:
@@ -423,6 +445,13 @@ def build_answer(text: str, context: Context) -> CitedAnswer:
         marker = shown(text[token.start : token.end])
         problems.extend(f"marker {marker} at {token.start}: {p}" for p in token_problems)
     diagnostics.extend(problems)
+    for token in scanned.left:
+        if any(hi >= max(context.table.base, 1) for _, hi in token.ranges):
+            marker = shown(text[token.start : token.end])
+            diagnostics.append(
+                f"marker {marker} at {token.start} follows a code-like word and names no"
+                " given source; left as text"
+            )
     if context.on_invalid == "raise" and (problems or any(d.problem for d in scanned.definitions)):
         raise CitationError(
             f"invalid citation markers: {(problems or diagnostics)[0]}", diagnostics=diagnostics

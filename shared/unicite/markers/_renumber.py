@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Sequence
 
-from unicite._marker_syntax import MARKER_RE, Token, read_token
+from unicite._marker_syntax import MARKER_RE, Token, expand_ranges, marker_spans, read_token
 from unicite._marks import format_marker
+from unicite._segment import cached_segments
 from unicite.exceptions import UsageError
 from unicite.markers._edit import Edit, EditedText
 from unicite.model import Citation, CitedAnswer
 
 __all__ = ["renumber", "rewrite_marker"]
 
+# Where a bracketed number may start: the cheap test before reading the text's markers.
+_NUMBER_OPEN_RE = re.compile(r"\[\[?\d")
 
-def renumber(answer: CitedAnswer, *, keep_unused: bool = False) -> CitedAnswer:
-    """Number the sources in the order the text first cites them, and rewrite the markers.
+
+def renumber(answer: CitedAnswer, *, keep_unused: bool = False, escape: bool = True) -> CitedAnswer:
+    r"""Number the sources in the order the text first cites them, and rewrite the markers.
 
     The first source cited becomes ``[1]``, the next new one ``[2]``, and so on, in reading
     order: citations by where their marker starts (a citation without one by where it ends),
@@ -35,20 +41,40 @@ def renumber(answer: CitedAnswer, *, keep_unused: bool = False) -> CitedAnswer:
     where they do not (after ``[3]`` and ``[5]`` it becomes ``[1,3,4]``). Offsets move with
     the text. Applying it twice changes nothing more.
 
+    A ``[n]`` in prose that is no citation's marker (text the parser was not asked to read,
+    an answer built by hand) would silently name another source once the numbers move: it
+    is escaped as Markdown text (``\[n]``, which no parser reads as a marker and Markdown
+    shows as ``[n]``) and a diagnostic says so; with ``escape=False`` only the diagnostic is
+    given (`unicite.cite` does so for a provider's text, which it never edits). Code and URLs
+    are left alone.
+
     Args:
         answer: The answer to renumber; it is not modified.
         keep_unused: Keep sources nothing cites (after the cited ones) instead of dropping them.
+        escape: Escape bracketed numbers that are not citations and would name another source.
 
     Returns:
         A new, validated `CitedAnswer`.
 
     Raises:
-        UsageError: ``answer`` is not a `CitedAnswer`, or ``keep_unused`` is not a bool.
+        UsageError: ``answer`` is not a `CitedAnswer`, or ``keep_unused`` or ``escape`` is not
+            a bool.
     """
     if not isinstance(answer, CitedAnswer):
         raise UsageError(f"renumber expects a CitedAnswer, got {type(answer).__name__}")
     if not isinstance(keep_unused, bool):
         raise UsageError(f"keep_unused must be a bool, got {keep_unused!r}")
+    if not isinstance(escape, bool):
+        raise UsageError(f"escape must be a bool, got {escape!r}")
+    return renumbered(answer, keep_unused=keep_unused, escape=escape)
+
+
+def renumbered(answer: CitedAnswer, *, keep_unused: bool, escape: bool) -> CitedAnswer:
+    """`renumber` on checked arguments.
+
+    `MarkerStream` passes ``escape=False`` when bracket markers were not read (another marker
+    style was asked for): the diagnostic is given, the text left as written, as live.
+    """
     size = len(answer.text)
 
     def marker_of(citation: Citation) -> tuple[int, int] | None:
@@ -87,6 +113,19 @@ def renumber(answer: CitedAnswer, *, keep_unused: bool = False) -> CitedAnswer:
         new = rewrite_marker(old, sorted(numbers))
         if new is not None and new != old:
             edits.append(Edit(start, end, new))
+    diagnostics = answer.diagnostics
+    stray = _stray_numbers(answer, [(a, b) for a, b, _ in spans], number)
+    if stray:
+        diagnostics = [*diagnostics]
+        for start, end in stray:
+            if escape:
+                edits.append(Edit(start, start + 1, "\\["))
+            diagnostics.append(
+                f"text {answer.text[start:end]!r} at {start} is not a citation and its number"
+                " now names another source"
+                + (": escaped as text" if escape else "; read it as text, not as that source")
+            )
+        edits.sort(key=lambda e: e.start)
     edited = EditedText(answer.text, edits)
 
     citations = []
@@ -101,7 +140,45 @@ def renumber(answer: CitedAnswer, *, keep_unused: bool = False) -> CitedAnswer:
             "marker_span": None if span is None else edited.span(*span),
         }
         citations.append(citation.model_copy(update=update))
-    return answer.replace(text=edited.text, sources=sources, citations=citations)
+    return answer.replace(
+        text=edited.text, sources=sources, citations=citations, diagnostics=diagnostics
+    )
+
+
+def _stray_numbers(
+    answer: CitedAnswer, markers: list[tuple[int, int]], number: dict[str, int]
+) -> list[tuple[int, int]]:
+    """Bracketed numbers in prose, outside every marker, whose source would change number.
+
+    ``[n]`` reads as the n-th source of ``answer``; after renumbering it reads as the source
+    numbered n. Those that would then name another source (or none of the listed ones) are
+    returned; numbers naming no source before (``[0]``, a year, ``arr[9]``) keep their meaning.
+    """
+    text = answer.text
+    starts = [a for a, _ in markers]
+
+    def in_marker(position: int) -> bool:
+        k = bisect.bisect_right(starts, position) - 1
+        return k >= 0 and position < markers[k][1]
+
+    if all(in_marker(m.start()) for m in _NUMBER_OPEN_RE.finditer(text)):
+        return []
+    old = [source.id for source in answer.sources]
+    segments, _ = cached_segments(text)
+    stray: list[tuple[int, int]] = []
+    for seg in segments:
+        if seg.kind == "code":
+            continue
+        for start, end in marker_spans(text, seg.start, seg.end, indexing=True):
+            if in_marker(start):
+                continue
+            token = read_token(text, start, end)
+            if token is None or token.kind != "brackets":
+                continue
+            named = [n for n in expand_ranges(token.ranges) if 1 <= n <= len(old)]
+            if any(number.get(old[n - 1]) != n for n in named):
+                stray.append((start, end))
+    return stray
 
 
 def rewrite_marker(marker: str, numbers: Sequence[int]) -> str | None:

@@ -27,11 +27,13 @@ import bisect
 import re
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from unicite._marker_syntax import (
     BACKTICKS_RE,
     DEFINITION_RE,
     FOOTNOTE_LABEL,
+    INDEX_LOOKBEHIND,
     MARKER_PREFIX_RE,
     MARKER_RE,
     URL_PARENS_PREFIX,
@@ -61,8 +63,7 @@ from unicite.markers._parse import (
     is_removable,
     plan_removals,
 )
-from unicite.markers._renumber import renumber as renumber_answer
-from unicite.markers._renumber import rewrite_marker
+from unicite.markers._renumber import renumbered, rewrite_marker
 from unicite.markers._tokens import ParseStyle
 from unicite.model import CitedAnswer
 
@@ -78,7 +79,7 @@ _DEFINITION_START_RE = re.compile(r"[ ]{0,3}\[\^" + FOOTNOTE_LABEL + r"\]:")
 _HEAD = 64
 # A blank line; its match ends where the next line starts.
 _BLANK_LINE_RE = re.compile(r"(?:(?<=\n)|(?<=\r)(?!\n))[ \t]*(?:\r\n|\r|\n)")
-_LOOKBEHIND = 64
+_LOOKBEHIND = INDEX_LOOKBEHIND
 _ANCHOR_LINES = 64  # lines looked back for a new anchor
 _TRIGGERS = frozenset("`\n\r")
 _PLAIN_RE = re.compile("[^\\[(<\u3010`\n\r]*")
@@ -253,7 +254,8 @@ class MarkerStream:
         text = "".join(self._chunks)
         answer = build_answer(text, self._context)
         if self._renumber:
-            answer = renumber_answer(answer, keep_unused=self._keep_unused)
+            escape = "brackets" in self._context.kinds
+            answer = renumbered(answer, keep_unused=self._keep_unused, escape=escape)
         shown = "".join(self._pieces)
         if not answer.text.startswith(shown):
             diagnostics = [
@@ -592,7 +594,8 @@ class MarkerStream:
                     return "pending"
         if anchored:
             self._move_anchor(window, segs, starts, line_start)
-        return "marker" if (rel, rel_end) in marker_spans(window, seg.start, seg.end) else "text"
+        spans = marker_spans(window, seg.start, seg.end, indexing=True)
+        return "marker" if (rel, rel_end) in spans else "text"
 
     def _move_anchor(
         self,
@@ -699,7 +702,7 @@ class MarkerStream:
                 return hold
             lo = max(self._shown, p - _GROUP_WINDOW)
             text = self._slice(lo, p)
-            spans = marker_spans(text, 0, len(text))
+            spans = marker_spans(text, 0, len(text), indexing=True)
             if not spans or spans[-1][1] != len(text):
                 return hold
             hold = lo + spans[-1][0]
@@ -1124,14 +1127,16 @@ def _unless_line_turns(window: str, rel: int, rel_end: int, verdict: str) -> str
             k >= 0
             and rel < segs[k].end
             and segs[k].kind != "code"
-            and (rel, rel_end) in marker_spans(head, segs[k].start, segs[k].end)
+            and (rel, rel_end) in marker_spans(head, segs[k].start, segs[k].end, indexing=True)
         )
     else:
         alone = verdict == "marker"
     line = _last_break(window, rel) + 1
     while line < rel and window[line] in " \t":
         line += 1
-    whole_line = (rel, rel_end) in marker_spans(window, line, brk if brk >= 0 else len(window))
+    whole_line = (rel, rel_end) in marker_spans(
+        window, line, brk if brk >= 0 else len(window), indexing=True
+    )
     if whole_line != alone:
         return "pending"
     return "marker" if alone else "text"
@@ -1150,19 +1155,7 @@ def _settled(text: str, o: int, e: int) -> bool:
 
 
 def _shift(token: Token, delta: int) -> Token:
-    return Token(
-        token.start + delta,
-        token.end + delta,
-        token.kind,
-        ranges=token.ranges,
-        label=token.label,
-        urls=token.urls,
-        problems=token.problems,
-        prefix=token.prefix,
-        separator=token.separator,
-        ranged=token.ranged,
-        ascii=token.ascii,
-    )
+    return replace(token, start=token.start + delta, end=token.end + delta)
 
 
 def _line_break(text: str, pos: int) -> int:
