@@ -73,14 +73,34 @@ def _note(diagnostics: list[str] | None, message: str) -> None:
 
 
 def _ascii_host(host: str) -> str:
-    """Lowercase ``host`` and convert an IDN to its ASCII (punycode) form when possible."""
+    """Lowercase ``host`` and convert an IDN to its ASCII (punycode) form when possible.
+
+    IDNA 2008 with UTS #46 non-transitional mapping, as browsers and tldextract do: ``faß.de``
+    is ``xn--fa-hia.de``, never ``fass.de`` (Python's ``"idna"`` codec is IDNA 2003, which
+    maps ``ß`` to ``ss`` and so names another registered domain). A label IDNA 2008 disallows
+    (``☃``, ``a_b``) is mapped by UTS #46 and punycoded on its own, as the URL Standard does;
+    a host that cannot be encoded stays as lowercased text.
+    """
     lowered = host.lower()
     if lowered.isascii():
         return lowered
+    import idna  # only non-ASCII hosts need it
+
     try:
-        return lowered.encode("idna").decode("ascii")
-    except (UnicodeError, ValueError):
+        return idna.encode(lowered, uts46=True, transitional=False, std3_rules=False).decode()
+    except (idna.IDNAError, UnicodeError, ValueError):
+        pass
+    try:
+        mapped = idna.uts46_remap(lowered, std3_rules=False, transitional=False)
+        labels = [
+            label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
+            for label in mapped.split(".")
+        ]
+    except (idna.IDNAError, UnicodeError, ValueError):
         return lowered
+    if any(len(label) > 63 for label in labels):
+        return lowered  # no DNS name: keep what was written
+    return ".".join(labels)
 
 
 def _split_host_port(hostport: str) -> tuple[str, str | None] | None:

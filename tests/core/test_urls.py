@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unicite import is_redirect_url, normalize_url, registrable_domain, safe_href
+from unicite import Source, is_redirect_url, normalize_url, registrable_domain, safe_href
+from unicite.sources import SourceLedger
 
 hostile_chars = st.one_of(
     st.characters(),
@@ -488,3 +489,28 @@ def test_safe_href_output_is_safe(value: str) -> None:
     assert parts.hostname
     assert registrable_domain(href) is not None
     assert safe_href(href) == href
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        # IDNA 2008 / UTS #46, as browsers: sharp s and final sigma are letters of their own.
+        ("http://fa\u00df.de/", "xn--fa-hia.de"),
+        ("http://FASS.de/", "fass.de"),
+        ("https://\u03b2\u03cc\u03bb\u03bf\u03c2.com/", "xn--nxasmm1c.com"),
+        ("https://\uff25\uff38\uff21\uff2d\uff30\uff2c\uff25.com/", "example.com"),
+        # Disallowed by IDNA 2008 but mapped by the URL Standard: punycoded label by label.
+        ("https://\u2603.net/", "xn--n3h.net"),
+    ],
+)
+def test_idn_hosts_follow_idna_2008(url: str, host: str) -> None:
+    assert normalize_url(url) == url.split("//")[0] + "//" + host + "/"
+    assert safe_href(url) == normalize_url(url)
+
+
+def test_sharp_s_and_ss_are_two_registered_domains() -> None:
+    assert registrable_domain("http://fa\u00df.de/") != registrable_domain("http://fass.de/")
+    ledger = SourceLedger()
+    ledger.add(Source(url="http://fa\u00df.de/a"))
+    ledger.add(Source(url="http://fass.de/a"))
+    assert len(ledger) == 2
