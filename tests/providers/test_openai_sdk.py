@@ -130,6 +130,8 @@ def test_responses_web_search(client: Any) -> None:
             "hauteur tour Eiffel aujourd'hui",
             "tour Eiffel nouvelle antenne mars 2022 hauteur",
         ],
+        "grounded_effective": True,
+        "tool_calls": 1,
     }
 
 
@@ -423,6 +425,7 @@ def test_chat_search_preview(client: Any) -> None:
     assert answer.extras == {
         "response_id": "chatcmpl-9f3c2a71-4b6d-4e8a-b1c5-7d2e9f0a3b64",
         "finish_reason": "stop",
+        "grounded_effective": True,
     }
 
     # Streamed, the annotations come on a late chunk, after all the text.

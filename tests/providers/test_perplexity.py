@@ -31,11 +31,16 @@ class TestPerplexityContract(ProviderContract):
             "sonar-pro": fixture("perplexity_sonar_pro"),
             "search-results-only": fixture("perplexity_search_results_only"),
             "unknown-marker": noisy,
+            "agent-api": fixture("perplexity_agent_search"),
         }
 
     def stream_cases(self) -> dict[str, tuple[list[Any], Any]]:
         return {
-            "sonar-pro": (fixture("perplexity_sonar_pro_stream"), fixture("perplexity_sonar_pro"))
+            "sonar-pro": (fixture("perplexity_sonar_pro_stream"), fixture("perplexity_sonar_pro")),
+            "agent-api": (
+                fixture("perplexity_agent_search_stream"),
+                fixture("perplexity_agent_search"),
+            ),
         }
 
 
@@ -224,3 +229,97 @@ def test_perplexity_lists_and_ranges_expand_and_bad_ranges_are_reported() -> Non
     ]
     at = answer.text.index("[4-2]")
     assert answer.diagnostics == [f"marker [4-2] at {at}: reversed range 4-2"]
+
+
+# --- Agent API (/v1/agent, /v1/responses) ------------------------------------------------------
+
+
+def test_agent_markers_name_search_results_by_id() -> None:
+    data = fixture("perplexity_agent_search")
+    answer = extract(data, strict=True)
+    assert answer.provider == "perplexity"
+    assert answer.model == "openai/gpt-5.2"
+    results = {r["id"]: r["url"] for item in data["output"][:2] for r in item["results"]}
+    urls = {s.id: s.url for s in answer.sources}
+    assert [
+        (c.text, answer.text[c.marker_span[0] : c.marker_span[1]], [urls[s] for s in c.source_ids])
+        for c in answer.citations
+        if c.marker_span
+    ] == [
+        ("Le viaduc de Millau franchit la vallée du Tarn, en Aveyron", "[1]", [results[1]]),
+        (
+            "Avec 343 mètres au sommet d'un pylône, c'est le pont le plus haut de France",
+            "[1][2]",
+            [results[1], results[2]],
+        ),
+        ("Il a été inauguré le 14 décembre 2004", "[3]", [results[3]]),
+    ]
+    first = answer.sources[0]
+    assert (first.title, first.snippet, first.extras["date"], first.extras["source"]) == (
+        "Viaduc de Millau — Wikipédia",
+        data["output"][0]["results"][0]["snippet"],
+        "2004-12-14",
+        "web",
+    )
+    assert answer.extras == {
+        "response_id": data["id"],
+        "status": "completed",
+        "search_queries": [
+            "viaduc de Millau hauteur",
+            "viaduc de Millau inauguration",
+            "viaduc de Millau 20 ans",
+        ],
+        "grounded_effective": True,
+        "tool_calls": 2,
+    }
+
+
+def test_agent_ids_not_positions_name_the_results() -> None:
+    data = fixture("perplexity_agent_search")
+    first, second = data["output"][0]["results"]
+    first["id"], second["id"] = 2, 1  # the same results, numbered the other way round
+    answer = extract(data, strict=True)
+    assert answer.source(answer.citations[0].source_ids[0]).url == second["url"]
+
+
+def test_agent_results_without_ids_or_with_clashing_ids_are_not_guessed() -> None:
+    data = fixture("perplexity_agent_search")
+    del data["output"][1]["results"][0]["id"]
+    answer = extract(data)
+    assert [len(c.source_ids) for c in answer.citations] == [1, 2]
+    assert answer.diagnostics == [
+        "response.output[1].results[0]: search result without an id: no marker can name it",
+        f"marker [3] at {answer.text.index('[3]')} names no source (2 search result ids)",
+    ]
+    clash = fixture("perplexity_agent_search")
+    clash["output"][1]["results"][0]["id"] = 1
+    answer = extract(clash)
+    assert [len(c.source_ids) for c in answer.citations] == [1]  # only [2] is certain
+    assert answer.diagnostics[0] == (
+        "response.output[1].results[0]: id 1 is already another result's: [1] is ambiguous"
+    )
+
+
+def test_agent_response_is_not_read_as_an_openai_one() -> None:
+    data = fixture("perplexity_agent_search")
+    assert detect_provider(data) == "perplexity"
+    # Read through the OpenAI reader (its stream looks like one), it still reads as Perplexity.
+    assert extract(data, provider="openai") == extract(data)
+    # Without search, its usage cost still tells it apart.
+    data["output"] = data["output"][3:]
+    data["output"][0]["content"][0]["text"] = "Bonjour."
+    assert detect_provider(data) == "perplexity"
+    answer = extract(data, strict=True)
+    assert (answer.text, answer.citations, answer.sources) == ("Bonjour.", [], [])
+    assert "grounded_effective" not in answer.extras
+
+
+def test_agent_stream_announces_its_citations_with_the_final_response() -> None:
+    events = fixture("perplexity_agent_search_stream")
+    collector = StreamCollector()
+    announced = {n: collector.feed(event) for n, event in enumerate(events)}
+    answer = collector.result()
+    assert [n for n, got in announced.items() if got] == [len(events) - 1]
+    assert answer == extract(fixture("perplexity_agent_search"))
+    assert answer.provider == "perplexity"
+    assert answer.diagnostics == []

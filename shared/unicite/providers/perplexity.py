@@ -1,8 +1,22 @@
-"""Perplexity Sonar chat completions: ``[n]`` markers into ``citations`` or ``search_results``."""
+"""Perplexity: ``[n]`` markers into the sources its answers list.
+
+Two shapes:
+
+- **Sonar chat completions**: ``[n]`` counts (from 1) into the top-level ``citations`` when it is
+  there, else into ``search_results``.
+- **The Agent API** (``/v1/agent``, alias ``/v1/responses``: OpenAI's Responses shape): the
+  sources are in ``search_results`` output items (``{"type": "search_results", "queries",
+  "results": [{"id", "url", "title", "snippet", "date", "last_updated", "source"}]}``), next to
+  ``fetch_url_results`` items and the ``message``. ``[n]`` names the result whose ``id`` is
+  ``n``, as Perplexity's own cookbook maps them; a number no result (or two results with
+  different URLs) has is left uncited. ``url_citation`` annotations on the text are read as
+  sources. Its stream is read by the OpenAI Responses reader, which hands the final response
+  here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from unicite._marker_syntax import read_token
@@ -10,7 +24,37 @@ from unicite._segment import claim_spans, find_markers
 from unicite.providers._base import Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
 
-__all__ = ["PERPLEXITY", "PerplexityProvider"]
+__all__ = ["AGENT_ITEMS", "PERPLEXITY", "PerplexityProvider", "agent_response"]
+
+AGENT_ITEMS = frozenset({"search_results", "fetch_url_results"})
+"""Output items only Perplexity's Agent API has."""
+# Agent API output items with nothing to read.
+_AGENT_QUIET = frozenset({"function_call", "mcp_list_tools", "mcp_call", "reasoning"})
+_AGENT_RESULT_FIELDS = {"url", "title", "snippet", "id"}
+
+
+def agent_response(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The Agent API response `data` is (or a terminal stream event carries), else None.
+
+    It is one when its output holds Perplexity's own items (``search_results``,
+    ``fetch_url_results``) or its usage a ``cost`` object with a ``currency``.
+    """
+    response = data.get("response")
+    if isinstance(response, Mapping) and data.get("type") in (
+        "response.completed",
+        "response.incomplete",
+        "response.failed",
+    ):
+        data = response
+    output = data.get("output")
+    if not isinstance(output, list) or "choices" in data:
+        return None
+    if any(isinstance(item, Mapping) and str(item.get("type")) in AGENT_ITEMS for item in output):
+        return data
+    usage = data.get("usage")
+    cost = usage.get("cost") if isinstance(usage, Mapping) else None
+    return data if isinstance(cost, Mapping) and "currency" in cost else None
+
 
 _RESULT_FIELDS = {"url", "title", "snippet"}
 
@@ -90,6 +134,31 @@ def _marker_groups(
     return groups
 
 
+def _cite_markers(
+    builder: AnswerBuilder, text: str, source_of: Callable[[int], str | None], given: str
+) -> None:
+    """Cite what each run of ``[n]`` markers names; say which numbers name nothing."""
+    groups = _marker_groups(text, builder)
+    claims = claim_spans(text, [(start, end) for start, end, _ in groups])
+    for (start, end, markers), (claim_start, claim_end) in zip(groups, claims, strict=True):
+        ids: list[str] = []
+        for number, at in markers:
+            sid = source_of(number)
+            if sid is not None:
+                ids.append(sid)
+            else:
+                builder.note(f"marker [{number}] at {at} names no source ({given})")
+        if ids:
+            builder.cite(
+                claim_start,
+                claim_end,
+                ids,
+                marker_span=(start, end),
+                raw=text[start:end],
+                where=f"marker {text[start:end]} at {start}",
+            )
+
+
 def _read_perplexity(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
     read = builder.read
     builder.model = read.text(data, "model", "response")
@@ -121,29 +190,134 @@ def _read_perplexity(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
     finish_reason = read.text(choice, "finish_reason", "response.choices[0]")
     builder.append_text(text)
 
-    groups = _marker_groups(text, builder)
-    claims = claim_spans(text, [(start, end) for start, end, _ in groups])
-    for (start, end, markers), (claim_start, claim_end) in zip(groups, claims, strict=True):
-        ids: list[str] = []
-        for number, at in markers:
-            sid = numbered[number - 1] if 1 <= number <= len(numbered) else None
-            if sid is not None:
-                ids.append(sid)
-            else:
-                builder.note(f"marker [{number}] at {at} names no source ({len(numbered)} given)")
-        if ids:
-            builder.cite(
-                claim_start,
-                claim_end,
-                ids,
-                marker_span=(start, end),
-                raw=text[start:end],
-                where=f"marker {text[start:end]} at {start}",
-            )
+    _cite_markers(
+        builder,
+        text,
+        lambda n: numbered[n - 1] if 1 <= n <= len(numbered) else None,
+        f"{len(numbered)} given",
+    )
     if response_id:
         builder.extras["response_id"] = response_id
     if finish_reason:
         builder.extras["finish_reason"] = finish_reason
+
+
+def _agent_result(
+    builder: AnswerBuilder, item: object, rank: int, path: str, by_id: dict[int, str | None]
+) -> None:
+    """One ``search_results`` result: a source, and the marker number its ``id`` gives."""
+    if not isinstance(item, Mapping):
+        builder.note(f"{path}: expected a search result object, got {type(item).__name__}")
+        return
+    read = builder.read
+    url = read.text(item, "url", path)
+    if not url:
+        builder.note(f"{path}: search result without a url")
+        return
+    extras = {k: v for k, v in item.items() if k not in _AGENT_RESULT_FIELDS and v is not None}
+    sid = builder.add_source(
+        {
+            "kind": "web",
+            "url": url,
+            "title": read.text(item, "title", path),
+            "snippet": read.text(item, "snippet", path) or None,
+            "rank": rank,
+            "extras": extras,
+            "raw": item,
+        }
+    )
+    number = read.integer(item, "id", path)
+    if number is None:
+        builder.note(f"{path}: search result without an id: no marker can name it")
+    elif number in by_id and by_id[number] != sid:
+        builder.note(f"{path}: id {number} is already another result's: [{number}] is ambiguous")
+        by_id[number] = None
+    else:
+        by_id[number] = sid
+
+
+def _agent_message(
+    builder: AnswerBuilder, item: Mapping[str, Any], path: str, texts: list[str]
+) -> None:
+    read = builder.read
+    for j, part in enumerate(read.items(item, "content", path)):
+        ppath = f"{path}.content[{j}]"
+        text = read.text(part, "text", ppath) if isinstance(part, Mapping) else None
+        if text is None:
+            builder.note(f"{ppath}: content part without text")
+            continue
+        texts.append(text)
+        for k, ann in enumerate(read.items(part, "annotations", ppath)):
+            apath = f"{ppath}.annotations[{k}]"
+            url = read.text(ann, "url", apath) if isinstance(ann, Mapping) else None
+            if url:
+                title = read.text(ann, "title", apath)
+                builder.add_source({"kind": "web", "url": url, "title": title, "raw": ann})
+            else:
+                builder.note(f"{apath}: annotation without a url; dropped")
+
+
+def _read_agent(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
+    """Fill `builder` from an Agent API response (see the module doc)."""
+    read = builder.read
+    builder.model = read.text(data, "model", "response")
+    response_id = read.text(data, "id", "response")
+    status = read.text(data, "status", "response")
+    if status in ("failed", "cancelled"):
+        builder.note(f"response {status}: the answer may be missing or cut short")
+    if data.get("error") is not None:
+        builder.extras["error"] = data["error"]
+    by_id: dict[int, str | None] = {}
+    texts: list[str] = []
+    searches = 0
+    rank = 0
+    for i, item in enumerate(read.items(data, "output", "response")):
+        path = f"response.output[{i}]"
+        kind = read.text(item, "type", path) if isinstance(item, Mapping) else None
+        if not isinstance(item, Mapping):
+            builder.note(f"{path}: expected an object, got {type(item).__name__}")
+        elif kind == "message":
+            _agent_message(builder, item, path, texts)
+        elif kind == "search_results":
+            searches += 1
+            builder.grounded = True
+            queries = [q for q in read.items(item, "queries", path) if isinstance(q, str) and q]
+            kept: list[str] = builder.extras.setdefault("search_queries", [])
+            kept.extend(q for q in queries if q not in kept)
+            for n, result in enumerate(read.items(item, "results", path)):
+                _agent_result(builder, result, rank, f"{path}.results[{n}]", by_id)
+                rank += 1
+        elif kind == "fetch_url_results":
+            builder.grounded = True
+            for n, page in enumerate(read.items(item, "contents", path)):
+                cpath = f"{path}.contents[{n}]"
+                url = read.text(page, "url", cpath) if isinstance(page, Mapping) else None
+                if not url:
+                    builder.note(f"{cpath}: fetched page without a url")
+                    continue
+                builder.add_source(
+                    {
+                        "kind": "web",
+                        "url": url,
+                        "title": read.text(page, "title", cpath),
+                        "snippet": read.text(page, "snippet", cpath) or None,
+                        "raw": page,
+                    }
+                )
+        elif kind not in _AGENT_QUIET:
+            builder.note(f"{path}: unknown output item type {kind!r}")
+    if not builder.extras.get("search_queries"):
+        builder.extras.pop("search_queries", None)
+    text = "".join(texts)
+    builder.append_text(text)
+    _cite_markers(builder, text, lambda n: by_id.get(n), f"{len(by_id)} search result ids")
+    if response_id:
+        builder.extras["response_id"] = response_id
+    if status:
+        builder.extras["status"] = status
+    if searches or builder.grounded:
+        builder.extras["grounded_effective"] = searches > 0
+        builder.extras["tool_calls"] = searches
 
 
 class _PerplexityStream(RebuildingStream):
@@ -212,7 +386,9 @@ class PerplexityProvider(Provider):
     name = "perplexity"
 
     def detect(self, data: Mapping[str, Any]) -> bool:
-        """Chat Completions ``choices`` alongside a URL list or search results."""
+        """Chat Completions ``choices`` alongside a URL list or search results; Agent API output."""
+        if agent_response(data) is not None:
+            return True
         if not isinstance(data.get("choices"), list):
             return False
         urls = data.get("citations")
@@ -229,8 +405,12 @@ class PerplexityProvider(Provider):
         )
 
     def read(self, data: Mapping[str, Any], builder: AnswerBuilder, **options: Any) -> None:
-        """Fill `builder` from a final chat completion."""
-        _read_perplexity(data, builder)
+        """Fill `builder` from a final chat completion or Agent API response."""
+        response = agent_response(data)
+        if response is not None or ("output" in data and "choices" not in data):
+            _read_agent(response or data, builder)
+        else:
+            _read_perplexity(data, builder)
 
     def stream(self, **options: Any) -> StreamReader:
         """A reader for one chunk stream."""

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from unicite._segment import MARKER_RE, claim_span
-from unicite.model import UrlLocation
+from unicite.model import Citation, UrlLocation
 from unicite.providers._base import CitationEvent
 from unicite.providers._builder import AnswerBuilder
 
@@ -20,14 +20,21 @@ __all__ = [
     "add_unique",
     "annotation",
     "announce_built",
+    "citation_key",
+    "claim_at",
+    "is_placeholder",
     "keep_unknown",
     "kind_name",
+    "number_title",
+    "url_source",
 ]
 
 NAME = "openai"
 # A bare Markdown link; parenthesised links ``([site](url))`` are matched by MARKER_RE.
 _BARE_LINK_RE = re.compile(r"\[[^\[\]\n]{1,200}\]\([^\s]{1,2048}\)")
 _TERMINATORS = frozenset(".!?\u2026\u3002\uff01\uff1f")
+# A title that is only a marker number: xAI titles each annotation with its ``[[n]]`` number.
+_NUMBER_TITLE_RE = re.compile(r"\s*\[{0,2}\s*(\d{1,4})\s*\]{0,2}\s*")
 
 
 def kind_name(value: object) -> str:
@@ -46,6 +53,39 @@ def add_unique(builder: AnswerBuilder, key: str, values: list[str]) -> None:
         return
     kept: list[str] = builder.extras.setdefault(key, [])
     kept.extend(value for value in values if value not in kept)
+
+
+def number_title(title: object) -> int | None:
+    """The marker number a title holds when it is nothing else (``"1"``, ``"[2]"``), else None.
+
+    xAI puts the number of an annotation's ``[[n]](url)`` marker in its ``title``: that is not
+    the page's title, so the source is shown by its domain or URL instead.
+    """
+    if not isinstance(title, str):
+        return None
+    match = _NUMBER_TITLE_RE.fullmatch(title)
+    return int(match.group(1)) if match else None
+
+
+def _body(ann: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The fields of a ``url_citation``: nested under its type's key (Chat) or flat (Responses)."""
+    nested = ann.get("url_citation")
+    return nested if isinstance(nested, Mapping) else ann
+
+
+def is_placeholder(ann: object) -> bool:
+    """Whether an annotation is a ``url_citation`` with the placeholder span ``0..0``.
+
+    OpenRouter and other gateways send every annotation with ``start_index = end_index = 0``,
+    often before any text: sources without a span, not citations of the answer's start.
+    """
+    if not isinstance(ann, Mapping) or ann.get("type") != "url_citation":
+        return False
+    body = _body(ann)
+    start, end = body.get("start_index"), body.get("end_index")
+    if isinstance(start, bool) or isinstance(end, bool):
+        return False
+    return isinstance(start, int) and isinstance(end, int) and start == end == 0
 
 
 def _is_marker(span: str) -> bool:
@@ -127,6 +167,12 @@ def _claim(
     return span, (start, end)
 
 
+def claim_at(text: str, at: int) -> tuple[int, int]:
+    """The claim a marker removed from ``text`` at ``at`` closed: the sentence ending there."""
+    found = _claim(text, at, at, complete=True)
+    return found[0] if found is not None else (at, at)
+
+
 # --- annotations --------------------------------------------------------------------------
 
 
@@ -162,7 +208,7 @@ def _extras(ann: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
     return {key: value for key, value in ann.items() if key not in known}
 
 
-_URL_KEYS = frozenset({"type", "url", "title", "start_index", "end_index"})
+_URL_KEYS = frozenset({"type", "url", "title", "content", "start_index", "end_index"})
 _FILE_KEYS = frozenset({"type", "file_id", "filename", "index"})
 _CONTAINER_KEYS = frozenset(
     {"type", "file_id", "filename", "container_id", "start_index", "end_index"}
@@ -196,28 +242,68 @@ def _cite_span(
     return True
 
 
-def _url_citation(
-    builder: AnswerBuilder, ann: Mapping[str, Any], text: str, base: int, path: str, complete: bool
-) -> bool:
-    read = builder.read
-    # Chat Completions nest the fields under the type's key; the Responses API is flat.
-    nested = read.obj(ann, "url_citation", path)
+def _url_fields(
+    builder: AnswerBuilder, ann: Mapping[str, Any], path: str
+) -> tuple[Mapping[str, Any], str, dict[str, Any]]:
+    """The body of a ``url_citation``, its path, and what it carries beyond the known keys."""
+    nested = builder.read.obj(ann, "url_citation", path)
     body: Mapping[str, Any] = nested if nested is not None else ann
     body_path = f"{path}.url_citation" if nested is not None else path
-    span = _range(builder, body, text, body_path, complete=complete)
-    if span is False:
-        return False
-    url = read.text(body, "url", body_path)
-    if not url:
-        builder.note(f"{body_path}: url_citation without a url; dropped")
-        return True
     extras = _extras(body, _URL_KEYS)
     if nested is not None:
         extras.update(_extras(ann, frozenset({"type", "url_citation"})))
+    return body, body_path, extras
+
+
+def _add_url_source(
+    builder: AnswerBuilder, body: Mapping[str, Any], body_path: str, raw: Any
+) -> tuple[str | None, int | None]:
+    """Add the source a ``url_citation`` names: its id (None without a url) and title number."""
+    read = builder.read
+    url = read.text(body, "url", body_path)
+    if not url:
+        builder.note(f"{body_path}: url_citation without a url; dropped")
+        return None, None
     title = read.text(body, "title", body_path)
-    sid = builder.add_source({"kind": "web", "url": url, "title": title, "raw": ann})
-    if span is None:
+    number = number_title(title)
+    source: dict[str, Any] = {"kind": "web", "url": url, "raw": raw}
+    if number is None:
+        source["title"] = title
+    # OpenRouter's web plugin gives the page text it searched in `content`.
+    content = body.get("content")
+    if isinstance(content, str) and content.strip():
+        source["content"] = content
+    return builder.add_source(source), number
+
+
+def url_source(
+    builder: AnswerBuilder, ann: Mapping[str, Any], path: str, *, raw: Any = None
+) -> tuple[str | None, int | None]:
+    """Read a ``url_citation`` as a source only (no span): its id and its title's number."""
+    body, body_path, _ = _url_fields(builder, ann, path)
+    return _add_url_source(builder, body, body_path, ann if raw is None else raw)
+
+
+def _url_citation(
+    builder: AnswerBuilder,
+    ann: Mapping[str, Any],
+    text: str,
+    base: int,
+    path: str,
+    complete: bool,
+    raw: Any,
+) -> bool:
+    body, body_path, extras = _url_fields(builder, ann, path)
+    span = _range(builder, body, text, body_path, complete=complete)
+    if span is False:
+        return False
+    sid, number = _add_url_source(builder, body, body_path, raw)
+    if sid is None or span is None:
         return True
+    if number is not None:
+        extras["marker_number"] = number
+        if not _number_agrees(builder, text[span[0] : span[1]], number, body_path):
+            return True
     return _cite_span(
         builder,
         span,
@@ -226,14 +312,39 @@ def _url_citation(
         sid,
         complete=complete,
         path=path,
-        location=UrlLocation(url=url),
+        location=UrlLocation(url=body["url"]),
         extras=extras,
-        raw=ann,
+        raw=raw,
     )
 
 
+_SPAN_NUMBER_RE = re.compile(r"\[\[?(\d{1,4})\]")
+
+
+def _number_agrees(builder: AnswerBuilder, span: str, number: int, path: str) -> bool:
+    """Whether an annotated ``[[n]](url)`` / ``[n]`` marker carries its title's number.
+
+    A span holding another number means the annotation and the text disagree: the source is
+    kept, the span is not cited. A span holding no numbered marker says nothing either way.
+    """
+    match = _SPAN_NUMBER_RE.match(span.strip())
+    if match is None or int(match.group(1)) == number:
+        return True
+    builder.note(
+        f"{path}: title says marker [{number}] but its span holds {span.strip()[:40]!r}; "
+        "source kept without a span"
+    )
+    return False
+
+
 def _file_citation(
-    builder: AnswerBuilder, ann: Mapping[str, Any], text: str, base: int, path: str, complete: bool
+    builder: AnswerBuilder,
+    ann: Mapping[str, Any],
+    text: str,
+    base: int,
+    path: str,
+    complete: bool,
+    raw: Any,
 ) -> bool:
     read = builder.read
     index = read.integer(ann, "index", path)
@@ -248,7 +359,7 @@ def _file_citation(
             "kind": "file",
             "provider_id": file_id or None,
             "title": read.text(ann, "filename", path),
-            "raw": ann,
+            "raw": raw,
         }
     )
     if index is None:
@@ -262,12 +373,18 @@ def _file_citation(
         complete=complete,
         path=path,
         extras={"index": index, **_extras(ann, _FILE_KEYS)},
-        raw=ann,
+        raw=raw,
     )
 
 
 def _container_file_citation(
-    builder: AnswerBuilder, ann: Mapping[str, Any], text: str, base: int, path: str, complete: bool
+    builder: AnswerBuilder,
+    ann: Mapping[str, Any],
+    text: str,
+    base: int,
+    path: str,
+    complete: bool,
+    raw: Any,
 ) -> bool:
     read = builder.read
     span = _range(builder, ann, text, path, complete=complete)
@@ -280,14 +397,14 @@ def _container_file_citation(
             "provider_id": read.text(ann, "file_id", path) or None,
             "title": read.text(ann, "filename", path),
             "extras": {"container_id": container_id} if container_id else {},
-            "raw": ann,
+            "raw": raw,
         }
     )
     if span is None:
         return True
     extras = _extras(ann, _CONTAINER_KEYS)
     return _cite_span(
-        builder, span, text, base, sid, complete=complete, path=path, extras=extras, raw=ann
+        builder, span, text, base, sid, complete=complete, path=path, extras=extras, raw=raw
     )
 
 
@@ -315,22 +432,25 @@ def annotation(
     path: str,
     *,
     complete: bool = True,
+    raw: Any = None,
 ) -> bool:
     """Read one annotation of a text part that starts at ``base`` in the answer.
 
     With ``complete`` False (a stream whose part is still growing) it returns False, adding
-    nothing, when the claim needs text that has not arrived yet.
+    nothing, when the claim needs text that has not arrived yet. ``raw`` is the annotation as
+    the provider sent it, when ``ann`` is a copy with its offsets moved (see `_inline`).
     """
     if not isinstance(ann, Mapping):
         builder.note(f"{path}: expected an object, got {kind_name(ann)}")
         return True
     kind = builder.read.text(ann, "type", path)
+    given = ann if raw is None else raw
     if kind == "url_citation":
-        return _url_citation(builder, ann, text, base, path, complete)
+        return _url_citation(builder, ann, text, base, path, complete, given)
     if kind == "file_citation":
-        return _file_citation(builder, ann, text, base, path, complete)
+        return _file_citation(builder, ann, text, base, path, complete, given)
     if kind == "container_file_citation":
-        return _container_file_citation(builder, ann, text, base, path, complete)
+        return _container_file_citation(builder, ann, text, base, path, complete, given)
     if kind == "file_path":
         _file_path(builder, ann, path)
         return True
@@ -348,3 +468,11 @@ def announce_built(builder: AnswerBuilder) -> list[CitationEvent]:
         )
         for citation in builder.citations()
     ]
+
+
+def citation_key(citation: Citation) -> str:
+    """What tells announced citations apart, as `RebuildingStream.announce` counts them."""
+    try:
+        return citation.model_dump_json()
+    except ValueError:  # lone surrogates: not UTF-8, but still a usable key
+        return repr(citation.model_dump())

@@ -11,8 +11,15 @@ from typing import Any
 
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
-from unicite.providers.openai._annotations import NAME, annotation, announce_built
+from unicite.providers.openai._annotations import (
+    NAME,
+    annotation,
+    announce_built,
+    citation_key,
+    is_placeholder,
+)
 from unicite.providers.openai._content import chat_completion, is_chat_content
+from unicite.providers.openai._inline import PRIVATE_CHARS, read_part
 
 __all__ = ["OPENAI_CHAT", "OpenAIChatProvider"]
 
@@ -36,8 +43,8 @@ def _read_completion(data: Mapping[str, Any], builder: AnswerBuilder, candidate:
     completion_id = read.text(data, "id", "completion")
     if completion_id:
         builder.extras["response_id"] = completion_id
-    if builder.model and "search" in builder.model:
-        builder.grounded = True  # search models always search before answering
+    if builder.model and ("search" in builder.model or builder.model.endswith(":online")):
+        builder.grounded = True  # search models (and OpenRouter's :online) search first
     choice, path = _choice(builder, data, candidate)
     if choice is None:
         return
@@ -50,15 +57,30 @@ def _read_completion(data: Mapping[str, Any], builder: AnswerBuilder, candidate:
         return
     mpath = f"{path}.message"
     text = read.text(message, "content", mpath) or ""
-    builder.append_text(text)
     refusal = read.text(message, "refusal", mpath)
     if refusal:
         builder.extras["refusal"] = refusal
     annotations = read.items(message, "annotations", mpath)
     if annotations:
         builder.grounded = True
-    for k, ann in enumerate(annotations):
-        annotation(builder, ann, text, 0, f"{mpath}.annotations[{k}]")
+    for cite in read_part(builder, text, annotations, mpath):
+        # Chat Completions show no search calls: nothing tells what a private marker names.
+        builder.note(f"{cite.path}: a completion lists no search results; left uncited")
+    _grounding(builder, annotations)
+
+
+def _grounding(builder: AnswerBuilder, annotations: list[Any]) -> None:
+    """``extras["grounded_effective"]`` for a completion; Chat Completions show no tool calls.
+
+    True when the message carries ``url_citation`` annotations (placeholders included); False
+    when a search model (``*search*``, OpenRouter's ``*:online``) answered without any; unset
+    otherwise (whether a search was asked for is not in the response). ``extras["tool_calls"]``
+    is never set: the API does not say how many searches ran.
+    """
+    cited = any(isinstance(a, Mapping) and a.get("type") == "url_citation" for a in annotations)
+    model = builder.model or ""
+    if cited or "search" in model or model.endswith(":online"):
+        builder.extras["grounded_effective"] = cited
 
 
 class OpenAIChatProvider(Provider):
@@ -125,6 +147,9 @@ class _ChatStream(RebuildingStream):
         self._annotations: list[Any] = []
         self._finish_reason: Any = None
         self._announced = 0
+        # Private-use markers move the offsets after them, placeholder annotations are read
+        # from the whole text: such a stream announces its citations when it ends.
+        self._whole = False
 
     def take(self, event: Mapping[str, Any]) -> bool:
         """Merge one chunk; True when it may have settled citations."""
@@ -155,11 +180,13 @@ class _ChatStream(RebuildingStream):
                     value = delta.get(key)
                     if isinstance(value, str):
                         target.append(value)
+                        self._whole = self._whole or any(c in value for c in PRIVATE_CHARS)
                     elif value is not None:
                         self.diagnostics.append(f"chunk delta.{key} is not a string")
                 annotations = delta.get("annotations")
                 if isinstance(annotations, list):
                     self._annotations.extend(copy.deepcopy(annotations))
+                    self._whole = self._whole or any(is_placeholder(a) for a in annotations)
                 elif annotations is not None:
                     self.diagnostics.append("chunk delta.annotations is not a list")
             if choice.get("finish_reason") is not None:
@@ -184,6 +211,8 @@ class _ChatStream(RebuildingStream):
 
     def announce(self) -> list[CitationEvent]:
         """The annotations whose claim the text so far decides, in order."""
+        if self._whole:
+            return super().announce() if self._finish_reason is not None else []
         if self._announced >= len(self._annotations):
             return []
         text = "".join(self._content)
@@ -195,7 +224,10 @@ class _ChatStream(RebuildingStream):
             if not annotation(scratch, ann, text, 0, "stream", complete=complete):
                 break
             self._announced += 1
-        return announce_built(scratch)
+        events = announce_built(scratch)
+        for item in events:
+            self._told[citation_key(item.citation)] += 1
+        return events
 
     def problems(self) -> list[str]:
         """What a stream without its last chunk lacks."""

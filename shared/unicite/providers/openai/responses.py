@@ -6,7 +6,9 @@ Reads plain JSON (SDK objects arrive already dumped), never the SDK's own types.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
@@ -16,6 +18,8 @@ from unicite.providers.openai._annotations import (
     add_unique,
     annotation,
     announce_built,
+    citation_key,
+    is_placeholder,
     keep_unknown,
     kind_name,
 )
@@ -24,6 +28,8 @@ from unicite.providers.openai._content import (
     is_chat_content,
     responses_payload,
 )
+from unicite.providers.openai._inline import PRIVATE_CHARS, PendingCite, read_part
+from unicite.providers.perplexity import AGENT_ITEMS, PERPLEXITY, agent_response
 from unicite.sources import SourceLedger
 
 __all__ = ["OPENAI_RESPONSES", "OpenAIResponsesProvider"]
@@ -75,7 +81,46 @@ _IGNORED_EVENT_PREFIXES = (
     "response.audio.",
     "response.compaction.",
     "response.steer",
+    # Perplexity's Agent API (same events otherwise): its search results come again as output
+    # items of the terminal response.
+    "response.reasoning.",
 )
+# Tools whose presence in the echoed request says a search was offered.
+_SEARCH_TOOLS = frozenset(
+    {
+        "web_search",
+        "web_search_preview",
+        "web_search_preview_2025_03_11",
+        "web_search_2025_08_26",
+        "file_search",
+        "x_search",
+    }
+)
+_SEARCH_CALLS = frozenset({"web_search_call", "file_search_call"})
+_SEARCH_RESULT_RE = re.compile(r"turn(\d{1,4})search(\d{1,5})")
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A tool call item of the output (anything but a message or reasoning)."""
+
+    kind: str | None
+    action: str | None = None
+    """A web search's ``action.type``."""
+    found: list[str | None] | None = None
+    """The source ids of a web search's ``action.sources``, in order (None when not given)."""
+    ran: bool = True
+    """False when its status says it failed or stopped."""
+
+
+@dataclass
+class _Reading:
+    """What reading one response gathers beyond the builder: tool calls and pending cites."""
+
+    calls: list[_Call] = field(default_factory=list)
+    pending: list[PendingCite] = field(default_factory=list)
+    cited: bool = False
+    """Whether a message part carries a url or file citation (a span or a placeholder)."""
 
 
 def _message_parts(item: Mapping[str, Any]) -> list[Any]:
@@ -91,50 +136,60 @@ def _part_text(part: object) -> str | None:
     return None
 
 
-def _web_search(builder: AnswerBuilder, item: Mapping[str, Any], path: str) -> None:
+def _web_search(
+    builder: AnswerBuilder, item: Mapping[str, Any], path: str
+) -> tuple[str | None, list[str | None] | None]:
+    """Read a web search call: its action type, and the ids of its ``action.sources``."""
     read = builder.read
     builder.grounded = True
     action = read.obj(item, "action", path)
     if action is None:
-        return
+        return None, None
     apath = f"{path}.action"
     kind = read.text(action, "type", apath)
+    found: list[str | None] | None = None
     if kind == "search":
         queries = [q for q in read.items(action, "queries", apath) if isinstance(q, str) and q]
         query = read.text(action, "query", apath)
         add_unique(builder, "web_search_queries", [*queries, *([query] if query else [])])
-        for rank, entry in enumerate(read.items(action, "sources", apath)):
-            _search_source(builder, entry, rank, f"{apath}.sources[{rank}]")
+        if isinstance(action.get("sources"), list):
+            found = [
+                _search_source(builder, entry, rank, f"{apath}.sources[{rank}]")
+                for rank, entry in enumerate(read.items(action, "sources", apath))
+            ]
     elif kind in ("open_page", "find_in_page", "find"):
         url = read.text(action, "url", apath)
         if url:
             builder.add_source({"kind": "web", "url": url, "raw": action})
     else:
         keep_unknown(builder, apath, action, "web search action")
+    return kind, found
 
 
-def _search_source(builder: AnswerBuilder, entry: object, rank: int, path: str) -> None:
+def _search_source(builder: AnswerBuilder, entry: object, rank: int, path: str) -> str | None:
     read = builder.read
     if not isinstance(entry, Mapping):
         builder.note(f"{path}: expected an object, got {kind_name(entry)}")
-        return
+        return None
     kind = read.text(entry, "type", path)
     if kind == "url":
         url = read.text(entry, "url", path)
         if not url:
             builder.note(f"{path}: url source without a url; dropped")
-            return
+            return None
         title = read.text(entry, "title", path)
-        builder.add_source({"kind": "web", "url": url, "title": title, "rank": rank, "raw": entry})
-    elif kind == "api":
+        return builder.add_source(
+            {"kind": "web", "url": url, "title": title, "rank": rank, "raw": entry}
+        )
+    if kind == "api":
         # Search answered by an internal API (weather, finance...): a tool, with no URL.
         name = read.text(entry, "name", path)
         extras = {k: v for k, v in entry.items() if k not in ("type", "name")}
-        builder.add_source(
+        return builder.add_source(
             {"kind": "tool", "title": name, "rank": rank, "extras": extras, "raw": entry}
         )
-    else:
-        keep_unknown(builder, path, entry, "web search source type")
+    keep_unknown(builder, path, entry, "web search source type")
+    return None
 
 
 def _file_search(builder: AnswerBuilder, item: Mapping[str, Any], path: str) -> None:
@@ -150,8 +205,8 @@ def _file_search(builder: AnswerBuilder, item: Mapping[str, Any], path: str) -> 
             builder.note(f"{rpath}: expected an object, got {kind_name(result)}")
             continue
         file_id = read.text(result, "file_id", rpath)
-        for field in ("filename", "text", "vector_store_id"):
-            read.text(result, field, rpath)
+        for key in ("filename", "text", "vector_store_id"):
+            read.text(result, key, rpath)
         read.number(result, "score", rpath)
         read.obj(result, "attributes", rpath)
         groups.setdefault(file_id or n, []).append((n, result))
@@ -159,10 +214,10 @@ def _file_search(builder: AnswerBuilder, item: Mapping[str, Any], path: str) -> 
         rank, first = results[0]
         texts = [r["text"] for _, r in results if isinstance(r.get("text"), str) and r["text"]]
         extras: dict[str, Any] = {}
-        for field in ("score", "vector_store_id", "attributes"):
-            value = first.get(field)
+        for key in ("score", "vector_store_id", "attributes"):
+            value = first.get(key)
             if value is not None and value != {}:
-                extras[field] = value
+                extras[key] = value
         if len(results) > 1:
             extras["chunks"] = [
                 {"text": r.get("text"), "score": r.get("score")} for _, r in results
@@ -182,18 +237,29 @@ def _file_search(builder: AnswerBuilder, item: Mapping[str, Any], path: str) -> 
 
 
 def _tool_item(
-    builder: AnswerBuilder, item: Mapping[str, Any], kind: str | None, path: str
+    builder: AnswerBuilder,
+    item: Mapping[str, Any],
+    kind: str | None,
+    path: str,
+    reading: _Reading | None = None,
 ) -> None:
     """Read an output item that is not a message."""
+    action: str | None = None
+    found: list[str | None] | None = None
     if kind == "web_search_call":
-        _web_search(builder, item, path)
+        action, found = _web_search(builder, item, path)
     elif kind == "file_search_call":
         _file_search(builder, item, path)
     elif kind not in _QUIET_ITEMS:
         keep_unknown(builder, path, item, "output item type")
+    if reading is not None and kind != "reasoning":
+        ran = item.get("status") not in ("failed", "incomplete")
+        reading.calls.append(_Call(kind, action, found, ran))
 
 
-def _read_message(builder: AnswerBuilder, item: Mapping[str, Any], path: str) -> None:
+def _read_message(
+    builder: AnswerBuilder, item: Mapping[str, Any], path: str, reading: _Reading
+) -> None:
     read = builder.read
     for j, part in enumerate(read.items(item, "content", path)):
         ppath = f"{path}.content[{j}]"
@@ -206,9 +272,12 @@ def _read_message(builder: AnswerBuilder, item: Mapping[str, Any], path: str) ->
             if text is None:
                 builder.note(f"{ppath}: output_text without text")
                 text = ""
-            base = builder.append_text(text)
-            for k, ann in enumerate(read.items(part, "annotations", ppath)):
-                annotation(builder, ann, text, base, f"{ppath}.annotations[{k}]")
+            annotations = read.items(part, "annotations", ppath)
+            reading.cited = reading.cited or any(
+                isinstance(a, Mapping) and a.get("type") in ("url_citation", "file_citation")
+                for a in annotations
+            )
+            reading.pending.extend(read_part(builder, text, annotations, ppath))
         elif kind == "refusal":
             # A refusal is not answer text; it is kept for the application to show.
             refusal = read.text(part, "refusal", ppath)
@@ -248,6 +317,7 @@ def _read_response(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
         builder.note(f"response {status}{_why(data)}: the answer may be missing or cut short")
     if "output" not in data:
         builder.note("response.output is missing")
+    reading = _Reading()
     for i, item in enumerate(read.items(data, "output", "response")):
         path = f"response.output[{i}]"
         if not isinstance(item, Mapping):
@@ -255,9 +325,103 @@ def _read_response(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
             continue
         kind = read.text(item, "type", path)
         if kind == "message":
-            _read_message(builder, item, path)
+            _read_message(builder, item, path, reading)
         else:
-            _tool_item(builder, item, kind, path)
+            _tool_item(builder, item, kind, path, reading)
+    _all_citations(builder, data)
+    _resolve_private(builder, data, reading)
+    _grounding(builder, data, reading)
+
+
+def _all_citations(builder: AnswerBuilder, data: Mapping[str, Any]) -> None:
+    """The top-level ``citations`` of xAI: every URL its search tools met, cited or not."""
+    urls = data.get("citations")
+    if not isinstance(urls, list):
+        return
+    builder.grounded = builder.grounded or bool(urls)
+    for n, url in enumerate(urls):
+        if isinstance(url, str) and url:
+            builder.add_source({"kind": "web", "url": url, "rank": n, "raw": url})
+        else:
+            builder.note(f"response.citations[{n}]: expected a URL string, got {kind_name(url)}")
+
+
+def _resolve_private(builder: AnswerBuilder, data: Mapping[str, Any], reading: _Reading) -> None:
+    """Cite the search results private-use ``cite`` markers name, where that is unambiguous.
+
+    The rule: ``turnNsearchK`` is the K-th entry (from 0) of the ``action.sources`` of the N-th
+    tool call of the response (from 0), read only when the response continues no earlier one
+    (no ``previous_response_id``) and every tool call in it is a web search of type ``search``,
+    so that counting calls or counting searches gives the same N. Any other id (``turn0news3``,
+    ``turn0file1``, ``turn0view0``...) or a missing entry leaves the marker uncited, and said.
+    """
+    if not reading.pending:
+        return
+    previous = data.get("previous_response_id")
+    searches_only = all(
+        call.kind == "web_search_call" and call.action == "search" for call in reading.calls
+    )
+    for cite in reading.pending:
+        marker = cite.marker
+        ids: list[str] = []
+        missing: list[str] = []
+        for part in marker.parts:
+            match = _SEARCH_RESULT_RE.fullmatch(part)
+            sid = None
+            if match and searches_only and not isinstance(previous, str):
+                turn, result = int(match.group(1)), int(match.group(2))
+                if turn < len(reading.calls):
+                    found = reading.calls[turn].found
+                    sid = found[result] if found is not None and result < len(found) else None
+            if sid is not None:
+                if sid not in ids:
+                    ids.append(sid)
+            elif re.fullmatch(r"turn\d+[a-z_]+\d+", part):
+                missing.append(part)
+        if missing:
+            why = (
+                "the response continues an earlier one"
+                if isinstance(previous, str)
+                else "not every tool call is a web search"
+                if not searches_only
+                else "no search result of this response"
+            )
+            builder.note(f"{cite.path}: {', '.join(missing)} names {why}; left uncited")
+        if ids:
+            builder.cite(
+                cite.start,
+                cite.end,
+                ids,
+                extras={"private_marker": marker.label},
+                raw=marker.raw,
+                where=cite.path,
+            )
+        elif not missing:
+            builder.note(f"{cite.path}: names no search result; removed from the text")
+
+
+def _grounding(builder: AnswerBuilder, data: Mapping[str, Any], reading: _Reading) -> None:
+    """``extras["grounded_effective"]`` and ``extras["tool_calls"]``.
+
+    ``tool_calls`` counts the ``web_search_call`` and ``file_search_call`` items. Grounding took
+    effect (True) when one of them ran (its status is not ``failed`` / ``incomplete``), when a
+    message carries url or file citations (placeholders included) or when xAI's top-level
+    ``citations`` lists sources. It did not (False) when a search tool was offered (the
+    response echoes the request's ``tools``) or, with no ``tools`` echoed, the model is a
+    search model (``*search*``, ``*deep-research*``), and nothing ran. Otherwise neither key is
+    set: no search was asked for.
+    """
+    calls = [call for call in reading.calls if call.kind in _SEARCH_CALLS]
+    effective = any(call.ran for call in calls) or reading.cited or bool(data.get("citations"))
+    tools = data.get("tools")
+    offered = isinstance(tools, list) and any(
+        isinstance(t, Mapping) and str(t.get("type")) in _SEARCH_TOOLS for t in tools
+    )
+    model = data.get("model")
+    search_model = isinstance(model, str) and ("search" in model or "deep-research" in model)
+    if effective or calls or offered or (search_model and not isinstance(tools, list)):
+        builder.extras["grounded_effective"] = effective
+        builder.extras["tool_calls"] = len(calls)
 
 
 class OpenAIResponsesProvider(Provider):
@@ -271,7 +435,13 @@ class OpenAIResponsesProvider(Provider):
     api = "responses"
 
     def detect(self, data: Mapping[str, Any]) -> bool:
-        """Whether `data` is a Responses API response, or a terminal event carrying one."""
+        """Whether `data` is a Responses API response, or a terminal event carrying one.
+
+        Perplexity's Agent API answers in this shape with its own output items: those are left
+        to the Perplexity reader.
+        """
+        if agent_response(data) is not None:
+            return False
         if data.get("object") == "response" or _terminal_response(data) is not None:
             return True
         return (
@@ -284,8 +454,17 @@ class OpenAIResponsesProvider(Provider):
         return isinstance(kind, str) and kind.startswith("response.")
 
     def read(self, data: Mapping[str, Any], builder: AnswerBuilder, **options: Any) -> None:
-        """Fill `builder` from a final Responses API response (or its terminal event)."""
-        _read_response(_terminal_response(data) or data, builder)
+        """Fill `builder` from a final Responses API response (or its terminal event).
+
+        A Perplexity Agent API response (its stream has the same events, so it arrives here)
+        is read by the Perplexity reader, and the answer says ``provider="perplexity"``.
+        """
+        response = _terminal_response(data) or data
+        if agent_response(response) is not None:
+            builder.provider = PERPLEXITY.name
+            PERPLEXITY.read(response, builder, **options)
+            return
+        _read_response(response, builder)
 
     def stream(self, **options: Any) -> StreamReader:
         """A reader for one Responses event stream."""
@@ -309,6 +488,49 @@ class OpenAIResponsesProvider(Provider):
     def detect_content(self, content: str | list[Any], fields: Mapping[str, Any]) -> bool:
         """Blocks holding OpenAI annotations or a web or file search call."""
         return not isinstance(content, str) and has_citation_shapes(content)
+
+
+def _odd_part(part: object) -> bool:
+    """Whether a text part holds private-use markers or placeholder annotations."""
+    if not isinstance(part, Mapping):
+        return False
+    text = part.get("text")
+    if isinstance(text, str) and any(char in text for char in PRIVATE_CHARS):
+        return True
+    annotations = part.get("annotations")
+    return isinstance(annotations, list) and any(is_placeholder(a) for a in annotations)
+
+
+def _odd_item(item: object) -> bool:
+    if not isinstance(item, Mapping):
+        return False
+    if str(item.get("type")) in AGENT_ITEMS:
+        return True
+    content = item.get("content")
+    return isinstance(content, list) and any(_odd_part(part) for part in content)
+
+
+def _needs_whole(event: Mapping[str, Any]) -> bool:
+    """Whether a stream event shows what only the whole answer can be read for."""
+    kind = event.get("type")
+    if kind == "response.output_text.delta":
+        delta = event.get("delta")
+        return isinstance(delta, str) and any(char in delta for char in PRIVATE_CHARS)
+    if kind == "response.output_text.done":
+        return _odd_part(event)
+    if kind == "response.output_text.annotation.added":
+        return is_placeholder(event.get("annotation"))
+    if kind in ("response.content_part.added", "response.content_part.done"):
+        return _odd_part(event.get("part"))
+    if kind in ("response.output_item.added", "response.output_item.done"):
+        return _odd_item(event.get("item"))
+    response = event.get("response")
+    if isinstance(response, Mapping):
+        output = response.get("output")
+        return agent_response(response) is not None or (
+            isinstance(output, list) and any(_odd_item(item) for item in output)
+        )
+    return isinstance(kind, str) and kind.startswith("response.reasoning.")
 
 
 def _terminal_response(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -344,6 +566,10 @@ class _ResponsesStream(RebuildingStream):
         self._ledger = SourceLedger()
         self._tools_read: dict[int, Any] = {}
         self._open: dict[tuple[int, int], int] = {}
+        # Private-use markers move the offsets after them, placeholder annotations and
+        # Perplexity's `[n]` markers are read from the whole text: such a stream announces its
+        # citations when it ends.
+        self._whole = False
 
     # --- snapshot ------------------------------------------------------------------------
 
@@ -395,6 +621,10 @@ class _ResponsesStream(RebuildingStream):
 
     def take(self, event: Mapping[str, Any]) -> bool:
         """Merge one event; True when it may have settled citations."""
+        self._whole = self._whole or _needs_whole(event)
+        return self._take(event)
+
+    def _take(self, event: Mapping[str, Any]) -> bool:
         kind = event.get("type")
         if kind is not None and not isinstance(kind, str):
             self.diagnostics.append(f"Responses stream event type is a {type(kind).__name__}")
@@ -536,7 +766,12 @@ class _ResponsesStream(RebuildingStream):
 
     def announce(self) -> list[CitationEvent]:
         """The citations the events so far settled (all of them once the stream is over)."""
-        return self._flush(final=self._final is not None)
+        if self._whole:
+            return super().announce() if self._final is not None else []
+        events = self._flush(final=self._final is not None)
+        for item in events:
+            self._told[citation_key(item.citation)] += 1
+        return events
 
     def problems(self) -> list[str]:
         """What a stream without its terminal event lacks."""
