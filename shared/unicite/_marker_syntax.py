@@ -159,7 +159,12 @@ def _in_url(text: str, pos: int) -> bool:
     while k > lo and not text[k - 1].isspace() and text[k - 1] not in "<>\"'":
         k -= 1
     token = text[k:pos]
-    return "://" in token or token[:4].lower() == "www."
+    scheme = token.rfind("://")
+    if scheme < 0:
+        return token[:4].lower() == "www."
+    # A ")" that closes a parenthesis opened before the URL ended it: ``(https://a.b)文[1]``.
+    rest = token[scheme:]
+    return rest.count(")") <= rest.count("(")
 
 
 def indexes_identifier(text: str, start: int, lo: int = 0) -> bool:
