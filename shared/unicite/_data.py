@@ -142,7 +142,9 @@ def to_data(obj: object) -> tuple[Any, str | None]:
             return None, f"input is not UTF-8 text: {err}"
     if isinstance(obj, str):
         try:
-            return json.loads(obj), None
+            # Walked like any other data, so nesting past `_MAX_DEPTH` is cut the same way
+            # whether a response comes as JSON text or as the dict it parses to.
+            return _plain(json.loads(obj), 0), None
         except ValueError as err:
             return None, f"input is not valid JSON: {err}"
         except RecursionError:

@@ -91,7 +91,10 @@ def _emit(answer: CitedAnswer, fmt: str, all_sources: bool, hyperlinks: bool | N
 @app.command()
 def extract(
     file: Annotated[
-        str, typer.Argument(help="A provider response (JSON) or SSE log; - for stdin.")
+        str,
+        typer.Argument(
+            help="A provider response (JSON) or a stream log (SSE or JSON Lines); - for stdin."
+        ),
     ],
     fmt: FormatOption = "terminal",
     provider: Annotated[
@@ -104,7 +107,11 @@ def extract(
         typer.Option("--require-citations", help="Exit with 3 when the answer has no citations."),
     ] = False,
 ) -> None:
-    """Read a provider response and render its citations."""
+    """Read a provider response, or a logged stream of one, and render its citations.
+
+    The file is read as `unicite.extract` reads text: one JSON response, an SSE log, or a JSON
+    Lines log of stream events (one event object per line).
+    """
     fmt = _check_format(fmt)
     data = _read_input(file)
     try:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import AsyncIterable, Iterable, Mapping
 from typing import Any, Literal
 
@@ -78,6 +80,36 @@ def _provider_error(data: Mapping[str, Any]) -> str | None:
     return f"the provider returned an error: {': '.join(parts)}"
 
 
+_FIRST_LINE_RE = re.compile(r"[^\r\n]*")
+_DECODER = json.JSONDecoder()
+
+
+def _looks_like_json_lines(text: str) -> bool:
+    """Whether text is a JSON Lines log (one JSON object per line) rather than one document.
+
+    It is when its first non-blank line is a whole JSON object and more text follows that
+    line: a logged stream (``{"type": "response.output_text.delta", ...}`` per line) reads
+    so, while a single JSON document, compact or pretty-printed, does not.
+    """
+    stripped = text.lstrip()
+    if not stripped.startswith("{"):
+        return False
+    first = _FIRST_LINE_RE.match(stripped)
+    line = first.group() if first is not None else stripped
+    if len(line) == len(stripped) or not stripped[len(line) :].strip():
+        return False
+    try:
+        _, end = _DECODER.raw_decode(line)
+    except (ValueError, RecursionError):
+        return False
+    return not line[end:].strip()
+
+
+def _is_stream_log(text: str) -> bool:
+    """Whether text is a stream log every entry point reads as events: SSE or JSON Lines."""
+    return looks_like_sse(text) or _looks_like_json_lines(text)
+
+
 def detect_provider(response: object) -> str | None:
     """The provider a final response comes from, or None when the shape is unknown."""
     data, _ = to_data(response)
@@ -117,9 +149,11 @@ def extract(
 ) -> CitedAnswer:
     """Turn a provider response into a `CitedAnswer`.
 
-    Accepts SDK response objects (read through ``model_dump()``), dicts, JSON text, and SSE logs
-    or lists of stream events (read as by `collect_stream`). Odd data never raises: it is dropped
-    and reported in ``diagnostics``, unless ``strict=True`` (then `CitationError`).
+    Accepts SDK response objects (read through ``model_dump()``), dicts, JSON text, and stream
+    logs (SSE, or JSON Lines: one event object per line, as text or bytes), lists of stream
+    events, or a single stream event: those are read as by `collect_stream`, which takes the
+    same inputs. Odd data never raises: it is dropped and reported in ``diagnostics``, unless
+    ``strict=True`` (then `CitationError`).
 
     Args:
         response: The provider response.
@@ -133,7 +167,7 @@ def extract(
     readers = _readers_for(provider)
     if isinstance(response, (str, bytes, bytearray)):
         text = response.decode("utf-8", "replace") if not isinstance(response, str) else response
-        if looks_like_sse(text):
+        if _is_stream_log(text):
             return collect_stream(
                 text, provider, strict=strict, require=require, candidate=candidate
             )
@@ -145,6 +179,11 @@ def extract(
     reader = None
     if problem is None:
         reader = next((r for r in readers if r.detect(data)), None)
+        if reader is None and any(r.detect_event(data) for r in readers):
+            # One stream event (a one-line JSON Lines log): read as the stream it starts.
+            return collect_stream(
+                [data], provider, strict=strict, require=require, candidate=candidate
+            )
         if reader is None and provider is not None:
             reader = readers[0]
         if reader is None:
@@ -375,6 +414,7 @@ def _events(events: Iterable[object] | str | bytes, diagnostics: list[str]) -> I
     if isinstance(events, (bytes, bytearray)):
         events = events.decode("utf-8", "replace")
     if isinstance(events, str):
+        # SSE logs and JSON Lines logs alike (`iter_sse` reads lines holding a whole object).
         return iter_sse(events, diagnostics)
     if not isinstance(events, Iterable):
         raise UsageError(f"events must be stream events or an SSE log, got {type(events).__name__}")
@@ -389,9 +429,11 @@ def collect_stream(
     require: Require = None,
     candidate: int = 0,
 ) -> CitedAnswer:
-    """Build the answer from a whole stream: SDK events, dicts, or an SSE log as text.
+    """Build the answer from a whole stream: SDK events, dicts, or a log as text or bytes.
 
-    The result equals `extract` on the stream's final response.
+    A log is SSE (``event:``/``data:`` lines) or JSON Lines (one event object per line);
+    `extract` and ``unicite extract FILE`` take the same logs and give the same answer. The
+    result equals `extract` on the stream's final response.
     """
     collector = StreamCollector(provider, strict=strict, require=require, candidate=candidate)
     parse_problems: list[str] = []
