@@ -186,10 +186,14 @@ def test_every_citation_type_has_its_location() -> None:
     )
 
 
-def test_quotes_are_kept_verbatim() -> None:
-    answer = extract(body("test_web_search_server_tool"))
+def test_quotes_are_kept_verbatim_but_web_search_entities_are_decoded() -> None:
+    data = body("test_web_search_server_tool")
+    answer = extract(data)
     quotes = [c.quote or "" for c in answer.citations]
-    assert "Kyoto&#x27;s official" in quotes[0]
+    # Web search quotes arrive HTML-escaped: decoded once; `raw` keeps what was sent.
+    assert "Kyoto's official" in quotes[0]
+    assert "&#x27;" not in quotes[0]
+    assert "Kyoto&#x27;s official" in answer.citations[0].raw["cited_text"]
     assert quotes[0].endswith("...")
     assert extract(body("test_pdf_document_page_location")).citations[1].quote == (
         "Émissions de CO₂ (scopes 1 et 2) : \u22128 % sur les sites de Lyon, Lille et Nantes.\r\n"
@@ -210,6 +214,8 @@ def test_web_search_results_are_ranked_sources_with_their_extras() -> None:
     assert answer.extras == {
         "message_id": data["id"],
         "stop_reason": "end_turn",
+        "grounded_effective": True,
+        "tool_calls": 1,
         "search_queries": ["Kyoto cherry blossom full bloom date 2025"],
     }
     first = answer.citations[0]
@@ -358,7 +364,12 @@ def test_blocks_without_answer_text_and_empty_citation_lists_are_quiet() -> None
     assert answer.text == "Il fait 3 °C. Bonne journée !"
     assert answer.citations == []
     assert answer.sources == []
-    assert answer.extras == {"message_id": "msg_test", "stop_reason": "end_turn"}
+    assert answer.extras == {
+        "message_id": "msg_test",
+        "stop_reason": "end_turn",
+        "grounded_effective": False,
+        "tool_calls": 1,  # the code execution
+    }
 
 
 def test_web_search_errors_are_data_and_the_answer_is_grounded() -> None:
@@ -683,7 +694,8 @@ def test_a_stream_without_its_starts_is_rebuilt_from_its_deltas() -> None:
     )
     assert announced == expected.citations
     assert answer.citations[0].text == CLAIM
-    assert answer.extras == {"stop_reason": "end_turn"}  # no message_start: no id
+    # No message_start: no id.
+    assert answer.extras == {"stop_reason": "end_turn", "grounded_effective": True, "tool_calls": 0}
     assert answer.diagnostics == []
 
 
@@ -748,3 +760,142 @@ def test_v1_standard_blocks_read_like_the_message() -> None:
         [(c.start, c.end, c.location) for c in expected.citations],
     )
     assert answer.diagnostics == []
+
+
+# --- web search quotes arrive HTML-escaped --------------------------------------------------
+
+ESCAPED_QUOTE = (
+    "Aujourd&#x27;hui à Montréal : « neige &amp; verglas », dit l&#39;&quot;avis&quot;..."
+)
+DECODED_QUOTE = "Aujourd'hui à Montréal : « neige & verglas », dit l'\"avis\"..."
+# After one unescape this holds a literal "&amp;": it must stay so (never decoded twice).
+LITERAL_QUOTE = "Écrire &amp;amp; en HTML donne « &amp; » à l&#x27;écran."
+LITERAL_DECODED = "Écrire &amp; en HTML donne « & » à l'écran."
+METEO = "https://météo.example.ca/montréal/aujourd-hui"
+
+
+def meteo_citation(quote: str, url: str = METEO) -> dict[str, Any]:
+    return {
+        "type": "web_search_result_location",
+        "url": url,
+        "title": "Météo de Montréal",
+        "encrypted_index": "EpMBCioIAhgB",
+        "cited_text": quote,
+    }
+
+
+def web_search_message(*quotes: str) -> dict[str, Any]:
+    return message(
+        {
+            "type": "server_tool_use",
+            "id": "srvtoolu_01",
+            "name": "web_search",
+            "input": {"query": "météo Montréal aujourd'hui"},
+        },
+        {
+            "type": "web_search_tool_result",
+            "tool_use_id": "srvtoolu_01",
+            "content": [
+                {
+                    "type": "web_search_result",
+                    "url": METEO,
+                    "title": "Météo de Montréal",
+                    "encrypted_content": "EqgfCioIAhgB",
+                    "page_age": "2 heures",
+                }
+            ],
+        },
+        text("Selon le bulletin, "),
+        text("il neige et il y a du verglas.", *(meteo_citation(q) for q in quotes)),
+    )
+
+
+def test_web_search_quotes_are_unescaped_exactly_once() -> None:
+    data = web_search_message(ESCAPED_QUOTE, LITERAL_QUOTE)
+    answer = extract(data, strict=True)
+    assert [c.quote for c in answer.citations] == [DECODED_QUOTE, LITERAL_DECODED]
+    # The untouched provider object keeps the escaped text, for forensics.
+    assert [c.raw["cited_text"] for c in answer.citations] == [ESCAPED_QUOTE, LITERAL_QUOTE]
+    # Reading the answer's JSON back decodes nothing more.
+    again = type(answer).from_json(answer.to_json())
+    assert [c.quote for c in again.citations] == [DECODED_QUOTE, LITERAL_DECODED]
+
+
+def test_document_quotes_are_never_unescaped() -> None:
+    quote = "Le tarif « A&amp;B » s&#x27;applique."
+    answer = extract(message(text("Le tarif A&B.", char_citation(0, 20, quote=quote))))
+    assert answer.citations[0].quote == quote
+
+
+def test_a_streamed_web_search_quote_is_unescaped_once_like_the_message() -> None:
+    data = web_search_message(ESCAPED_QUOTE, LITERAL_QUOTE)
+    events = events_for(
+        (data["content"][0], []),
+        (data["content"][1], []),
+        ({"type": "text", "text": ""}, [{"type": "text_delta", "text": "Selon le bulletin, "}]),
+        (
+            {"type": "text", "text": "", "citations": []},
+            [
+                {"type": "citations_delta", "citation": meteo_citation(ESCAPED_QUOTE)},
+                {"type": "citations_delta", "citation": meteo_citation(LITERAL_QUOTE)},
+                {"type": "text_delta", "text": "il neige et il y a du verglas."},
+            ],
+        ),
+    )
+    collector = StreamCollector()
+    announced = [item.citation for event in events for item in collector.feed(event)]
+    answer = collector.result()
+    assert [c.quote for c in announced] == [DECODED_QUOTE, LITERAL_DECODED]
+    assert [c.quote for c in answer.citations] == [DECODED_QUOTE, LITERAL_DECODED]
+    final = extract(data)
+    assert (answer.text, answer.citations, answer.sources) == (
+        final.text,
+        final.citations,
+        final.sources,
+    )
+    assert answer.extras["grounded_effective"] is True
+    assert answer.extras["tool_calls"] == 1
+
+
+def test_html_rendering_escapes_a_decoded_quote_once() -> None:
+    from unicite import render
+
+    answer = extract(web_search_message(ESCAPED_QUOTE))
+    html = render(answer, "html")
+    assert "neige &amp; verglas" in html
+    assert "&amp;amp;" not in html
+    assert "&amp;#x27;" not in html
+    assert "&#x27;" not in render(answer, "markdown")
+
+
+def test_grounded_effective_and_tool_calls() -> None:
+    searched = extract(web_search_message())
+    assert searched.citations == []
+    assert (searched.extras["grounded_effective"], searched.extras["tool_calls"]) == (True, 1)
+
+    fetched = extract(
+        message(
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_02",
+                "name": "web_fetch",
+                "input": {"url": METEO},
+            },
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_03",
+                "name": "code_execution",
+                "input": {"code": "print('é')"},
+            },
+            text("Page lue."),
+        )
+    )
+    assert (fetched.extras["grounded_effective"], fetched.extras["tool_calls"]) == (True, 2)
+
+    documents = extract(message(text("Le résumé.", char_citation(0, 9))))
+    assert documents.citations
+    assert (documents.extras["grounded_effective"], documents.extras["tool_calls"]) == (True, 0)
+
+    plain = extract(message(text("Bonjour, ça va ?")))
+    assert (plain.extras["grounded_effective"], plain.extras["tool_calls"]) == (False, 0)
+    assert isinstance(plain.extras["grounded_effective"], bool)

@@ -198,7 +198,12 @@ def test_plain_text_document_char_location() -> None:
         "document",
         "carnet-de-voyage.txt",
     )
-    assert answer.extras == {"message_id": message.id, "stop_reason": "end_turn"}
+    assert answer.extras == {
+        "message_id": message.id,
+        "stop_reason": "end_turn",
+        "grounded_effective": True,
+        "tool_calls": 0,
+    }
 
 
 @pytest.mark.vcr
@@ -367,9 +372,11 @@ def _check_sakura(answer: CitedAnswer) -> None:
     assert "page_age" not in answer.sources[1].extras
     assert [c.location for c in answer.citations] == [UrlLocation(url=url) for url in SAKURA_URLS]
     first = answer.citations[0]
-    # Web search quotes stay verbatim: HTML entities and the cut at about 150 characters.
+    # Web search quotes arrive HTML-escaped: unescaped once; the cut at ~150 characters stays.
     assert first.quote is not None
-    assert "Kyoto&#x27;s official full-bloom date" in first.quote
+    assert "Kyoto's official full-bloom date" in first.quote
+    assert first.raw["cited_text"].startswith(first.quote.split("Kyoto")[0])
+    assert "Kyoto&#x27;s" in first.raw["cited_text"]
     assert first.quote.endswith("weather permit...")
     assert first.extras["encrypted_index"]
     assert answer.extras["search_queries"] == ["Kyoto cherry blossom full bloom date 2025"]

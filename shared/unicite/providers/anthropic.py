@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import html
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -108,6 +109,12 @@ class _MessageReader:
         self.web_search_errors: list[dict[str, Any]] = []
         self.web_fetch_errors: list[dict[str, Any]] = []
         self.unknown: list[dict[str, Any]] = []
+        self.tool_calls = 0
+        """Server tool uses (``server_tool_use`` blocks) of any tool."""
+        self.searched = False
+        """A web search or web fetch server tool ran."""
+        self.cited = 0
+        """Citations the builder accepted."""
 
     # --- blocks -----------------------------------------------------------------------------
 
@@ -158,20 +165,25 @@ class _MessageReader:
             citation = self._citation(item, start, end, f"{path}.citations[{n}]")
             if citation is not None:
                 made.append(citation)
+        self.cited += len(made)
         return made
 
     def _server_tool_use(self, block: Mapping[str, Any], path: str) -> None:
+        self.tool_calls += 1
         name = self.read.text(block, "name", path)
         if name == "web_search":
             self.builder.grounded = True
+            self.searched = True
             query = self.read.text(self.read.obj(block, "input", path), "query", f"{path}.input")
             if query:
                 self.search_queries.append(query)
         elif name == "web_fetch":
             self.builder.grounded = True
+            self.searched = True
 
     def _web_search_result(self, block: Mapping[str, Any], path: str) -> None:
         self.builder.grounded = True
+        self.searched = True
         tool_use_id = self.read.text(block, "tool_use_id", path)
         content = block.get("content")
         if isinstance(content, list):
@@ -214,6 +226,7 @@ class _MessageReader:
 
     def _web_fetch_result(self, block: Mapping[str, Any], path: str) -> None:
         self.builder.grounded = True
+        self.searched = True
         tool_use_id = self.read.text(block, "tool_use_id", path)
         content = self.read.obj(block, "content", path)
         if content is None:
@@ -273,6 +286,11 @@ class _MessageReader:
         known = _CITATION_FIELDS[kind] | {"type", "cited_text"}
         extras = {k: v for k, v in item.items() if k not in known and v is not None}
         quote = self.read.text(item, "cited_text", path) or None
+        if quote is not None and kind == "web_search_result_location":
+            # Web search quotes come HTML-escaped (``Today&#x27;s``, ``&amp;``): unescaped here,
+            # once, so the quote holds the characters and renderers escape it exactly once.
+            # `raw` keeps the escaped original.
+            quote = html.unescape(quote)
         return _cite(self.builder, start, end, source_id, quote, location, extras, item, path)
 
     def _location(
@@ -369,8 +387,15 @@ class _MessageReader:
     # --- answer-level data ------------------------------------------------------------------
 
     def close(self) -> None:
-        """Write what the blocks said about the whole answer into the builder's extras."""
+        """Write what the blocks said about the whole answer into the builder's extras.
+
+        Always written: ``tool_calls``, the number of server tool uses (``server_tool_use``
+        blocks, whatever the tool), and ``grounded_effective``, True when a web search or web
+        fetch ran or the answer carries citations (False when neither).
+        """
         extras = self.builder.extras
+        extras["grounded_effective"] = self.searched or self.cited > 0
+        extras["tool_calls"] = self.tool_calls
         for key, value in (
             ("search_queries", self.search_queries),
             ("web_search_errors", self.web_search_errors),
