@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -18,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    TypeAdapter,
     ValidationError,
     model_validator,
 )
@@ -165,6 +166,12 @@ class Source(_Model):
     Only `id` identifies a source; when it is not given it is derived from the provider id, else
     the normalized URL, else a hash of title and content, so the same source gets the same id on
     every run. `domain` and `redirect` are filled from the URL when not given.
+
+    Seed-004 source rows are taken as they are: ``text`` is the `snippet`,
+    ``published_time_iso`` / ``modified_time_iso`` the dates, ``objective_relevance`` the
+    `relevance`; ``sid``, ``query_relevance`` and ``reasoning`` are kept in `extras` under their
+    own names, as is any other key of a row that has a ``sid``. A value that does not fit its
+    field is kept in `extras` under its row name instead of being dropped.
     """
 
     id: str = Field(default="", min_length=1)
@@ -205,7 +212,7 @@ class Source(_Model):
     def _derive(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        data = dict(data)
+        data = _from_seed_row(data) if _SEED_KEYS.intersection(data) else dict(data)
         url = data.get("url")
         url = url if isinstance(url, str) and url else None
         if not data.get("id"):
@@ -223,6 +230,111 @@ class Source(_Model):
         if "kind" not in data and url is None:
             data["kind"] = "document"
         return data
+
+
+_SEED_KEYS = frozenset(
+    {
+        "sid",
+        "text",
+        "published_time_iso",
+        "modified_time_iso",
+        "objective_relevance",
+        "o_relevance",
+        "query_relevance",
+        "q_relevance",
+        "reasoning",
+    }
+)
+"""Keys of seed-004 source rows (and of its reconciler's replies) that `Source` reads."""
+
+_SEED_DATES = (("published_time_iso", "published_at"), ("modified_time_iso", "modified_at"))
+_SEED_EXTRAS = {
+    "sid": "sid",
+    "query_relevance": "query_relevance",
+    "q_relevance": "query_relevance",
+    "reasoning": "reasoning",
+}
+
+
+_DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
+
+
+def _seed_date(value: object) -> datetime | None:
+    """An ISO 8601 date of a seed row (``Z`` and offsets read; naive values are UTC)."""
+    if not isinstance(value, (str, datetime)) or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        moment = _DATETIME.validate_python(value.strip() if isinstance(value, str) else value)
+    except ValidationError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _seed_sid(value: object) -> object:
+    """A seed ``sid`` as an int when it is one (``3``, ``3.0``, ``"3"``), else as given."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return value
+
+
+def _from_seed_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The `Source` fields of a seed-004 row; nothing in the row is lost.
+
+    Seed keys map onto fields (``text`` → ``snippet``, ``*_time_iso`` → ``*_at``,
+    ``objective_relevance`` → ``relevance``) or into ``extras`` (``sid``,
+    ``query_relevance``, ``reasoning``). A value that cannot fill its field (the field is
+    given too, or the value is not a date, not a score in [0, 1]) is kept in ``extras``
+    under its row key. In a row with a ``sid`` (the seed's required key) any other key the
+    model does not have goes to ``extras`` too; elsewhere an unknown key stays an error.
+    """
+    data = dict(row)
+    given = data.get("extras")
+    extras: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
+
+    def keep(key: str, value: object) -> None:
+        if value is not None and value != "":
+            extras.setdefault(key, value)
+
+    if "text" in data:
+        value = data.pop("text")
+        if data.get("snippet") is None and (value is None or isinstance(value, str)):
+            data["snippet"] = value or None
+        else:
+            keep("text", value)
+    for key, field in _SEED_DATES:
+        if key in data:
+            value = data.pop(key)
+            moment = _seed_date(value)
+            if data.get(field) is None and moment is not None:
+                data[field] = moment
+            else:
+                keep(key, value)
+    for key in ("objective_relevance", "o_relevance"):
+        if key in data:
+            value = data.pop(key)
+            score = (
+                float(value)
+                if isinstance(value, (int, float)) and not isinstance(value, bool)
+                else None
+            )
+            if data.get("relevance") is None and score is not None and 0.0 <= score <= 1.0:
+                data["relevance"] = score
+            else:
+                keep(key, value)
+    for key, name in _SEED_EXTRAS.items():
+        if key in data:
+            value = data.pop(key)
+            keep(name, _seed_sid(value) if key == "sid" else value)
+    if "sid" in row:
+        for key in [k for k in data if k not in Source.model_fields]:
+            extras.setdefault(str(key), data.pop(key))
+    if extras or given is not None:
+        data["extras"] = extras if isinstance(given, dict) or given is None else given
+    return data
 
 
 def _text_of(data: dict[str, Any]) -> str | None:
@@ -295,7 +407,8 @@ class CitedAnswer(_Model):
 
     Invariants, checked on construction: citation spans lie within `text` and slice to
     `Citation.text`; every cited source id resolves; source ids are unique. Citations are kept
-    sorted by ``(start, end)``. Footnote ``n`` is ``sources[n - 1]``.
+    sorted by ``(start, end)``, and a declared `sources_used` includes every cited source.
+    Footnote ``n`` is ``sources[n - 1]``.
     """
 
     text: str = ""
@@ -313,8 +426,9 @@ class CitedAnswer(_Model):
     extras: dict[str, Any] = Field(default_factory=dict)
     """Answer-level provider data: search queries, search suggestions, usage, ..."""
     sources_used: list[str] | None = None
-    """Ids of the sources the model declared it used (``[[USAGE:1,3]]`` tags), in the order
-    declared; None when the answer carried no such declaration."""
+    """Ids of the sources the model used: those it declared (``[[USAGE:1,3]]`` tags), in the
+    order declared, then every other source a citation cites, in text order (seed 004's
+    ``sources_used``, the union of both). None when the answer carried no declaration."""
 
     _index: dict[str, int] = PrivateAttr(default_factory=dict)
     _offsets: OffsetIndex | None = PrivateAttr(default=None)
@@ -352,6 +466,12 @@ class CitedAnswer(_Model):
         if problems:
             raise ValueError("; ".join(problems))
         self.citations.sort(key=lambda c: (c.start, c.end))
+        if self.sources_used is not None:
+            used = dict.fromkeys(self.sources_used)
+            used.update(dict.fromkeys(sid for c in self.citations for sid in c.source_ids))
+            if len(used) != len(self.sources_used):
+                # The model is frozen: the validator sets the union in place of the declaration.
+                object.__setattr__(self, "sources_used", list(used))
         self._index = index
         return self
 

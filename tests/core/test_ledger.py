@@ -3,9 +3,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from unicite import Source, UsageError
+from unicite import Source, UsageError, normalize_url
 from unicite.model import SourceOrigin
-from unicite.sources import SourceLedger
+from unicite.sources import SourceLedger, page_key
 
 
 def test_dedup_by_normalized_url_keeps_first_id_and_merges_metadata() -> None:
@@ -139,3 +139,71 @@ def test_footnotes_exclude_sources_the_answer_already_shows() -> None:
     assert {shown, linked}.isdisjoint(s.id for s in ledger.footnotes(exclude_inline=answer))
     with pytest.raises(UsageError):
         ledger.footnotes(exclude_inline=3)  # type: ignore[arg-type]
+
+
+# --- the ledger's page key: looser than normalize_url --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "https://www.musée-exemple.fr/expositions/été",
+        "https://musée-exemple.fr/expositions/été/",
+        "https://musée-exemple.fr./expositions/été",
+        "https://WWW.Musée-Exemple.FR./expositions/été/?utm_source=x#plan",
+    ],
+)
+def test_www_trailing_slash_and_trailing_dot_name_the_same_page(variant: str) -> None:
+    ledger = SourceLedger()
+    first = ledger.add(Source(url="https://musée-exemple.fr/expositions/été", title="Été 2025"))
+    again = ledger.add(Source(url=variant, snippet="Les expositions de l’été à Lyon"))
+    assert again == first
+    [merged] = ledger.sources
+    assert merged.snippet == "Les expositions de l’été à Lyon"
+    assert ledger.resolve(Source(url=variant).id) == first
+    # normalize_url itself stays conservative: it does not equate them.
+    if "www." in variant.lower() or variant.endswith("/") or ".fr." in variant.lower():
+        assert normalize_url(variant) != normalize_url("https://musée-exemple.fr/expositions/été")
+
+
+def test_the_page_key_keeps_what_can_change_the_page() -> None:
+    assert page_key("https://www.exemple.fr/") == "https://exemple.fr"
+    assert page_key("https://exemple.fr") == "https://exemple.fr"
+    assert page_key("https://exemple.fr./a//") == "https://exemple.fr/a"
+    assert page_key("http://user@www.exemple.fr:8080/a/?q=ça") == page_key(
+        "http://user@exemple.fr:8080/a?q=ça"
+    )
+    different = [
+        "http://exemple.fr/a",  # scheme
+        "https://exemple.fr:8443/a",  # port
+        "https://exemple.fr/A",  # path case
+        "https://exemple.fr/a?lang=fr",  # query
+        "https://blog.exemple.fr/a",  # another host
+    ]
+    keys = {page_key(url) for url in ["https://exemple.fr/a", *different]}
+    assert len(keys) == len(different) + 1
+    # "www." is kept when dropping it would leave no dotted name, and IPv6 hosts are left alone.
+    assert page_key("https://www.com/") == "https://www.com"
+    assert page_key("https://[2001:db8::1]:8443/a/") == "https://[2001:db8::1]:8443/a"
+    assert page_key("pas une URL") == "pas une URL"
+
+
+def test_sources_on_different_pages_stay_apart() -> None:
+    ledger = SourceLedger()
+    ids = ledger.add_all(
+        [
+            Source(url="https://exemple.fr/a"),
+            Source(url="https://exemple.fr/a?page=2"),
+            Source(url="https://www2.exemple.fr/a"),
+            Source(url="http://exemple.fr/a"),
+        ]
+    )
+    assert len(set(ids)) == 4
+
+
+def test_footnotes_exclude_a_page_the_text_writes_another_way() -> None:
+    ledger = SourceLedger()
+    ledger.add(Source(url="https://www.théâtre.example/programme/", title="Programme"))
+    ledger.add(Source(url="https://opéra.example/saison", title="Saison"))
+    shown = "Voir le programme : https://théâtre.example/programme"
+    assert [s.title for s in ledger.footnotes(exclude_inline=shown)] == ["Saison"]

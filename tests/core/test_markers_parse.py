@@ -216,7 +216,8 @@ def test_usage_tags_are_removed_and_reported() -> None:
     text = "Claim [1]. Other claim [2].\n[[USAGE:1,3]]\nLast line."
     answer = parse_markers(text, SOURCES)
     assert answer.text == "Claim [1]. Other claim [2].\nLast line."
-    assert answer.sources_used == ["a", "c"]
+    # What the model declared, then what it cited without declaring it (seed 004 §4.4).
+    assert answer.sources_used == ["a", "c", "b"]
     assert cited(answer) == [("Claim", ["a"], "[1]"), ("Other claim", ["b"], "[2]")]
 
     inline = parse_markers("Claim [[USAGE:2]] here [[USAGE:4, 2]].", SOURCES)
@@ -388,3 +389,13 @@ def test_glued_markers_in_code_stay_code() -> None:
     answer = parse_markers(text, SOURCES)
     assert answer.citations == []
     assert answer.text == text
+
+
+def test_a_marker_after_a_closed_link_in_cjk_text_is_not_inside_its_url() -> None:
+    # No space separates the link's URL from the next sentence: the ")" closed the URL.
+    text = "東京は大きい[[1]](https://alpha.example/page)。人口も多い[[2]](https://beta.example/page)。"
+    answer = parse_markers(text, SOURCES)
+    assert cited(answer) == [
+        ("東京は大きい", ["a"], "[[1]](https://alpha.example/page)"),
+        ("人口も多い", ["b"], "[[2]](https://beta.example/page)"),
+    ]

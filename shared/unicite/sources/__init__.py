@@ -2,7 +2,13 @@
 
 from unicite.sources._digest import build_digest, estimate_tokens
 from unicite.sources._filter import filter_content
-from unicite.sources._ledger import SourceLedger, as_source, current_ledger, ledger_scope
+from unicite.sources._ledger import (
+    SourceLedger,
+    as_source,
+    current_ledger,
+    ledger_scope,
+    page_key,
+)
 from unicite.sources._reconcile import reconcile
 from unicite.sources._registry import (
     EXTRACTORS,
@@ -27,6 +33,7 @@ __all__ = [
     "filter_content",
     "from_tool_output",
     "ledger_scope",
+    "page_key",
     "reconcile",
     "register",
     "unregister",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from unicite._text import sanitize_display, truncate
@@ -173,8 +173,48 @@ def _share(needs: list[int], available: int) -> list[int]:
     return allowances
 
 
+def _numbered(
+    sources: object, ledger: SourceLedger | None, notes: list[str]
+) -> list[tuple[int, Source]]:
+    """Each source with the number the prompt shows for it."""
+    if isinstance(sources, Mapping):
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sources):
+            raise UsageError(
+                "sources must be a list of sources or a map from the numbers shown "
+                "(1, 2, ...) to sources"
+            )
+        if ledger is not None:
+            raise UsageError("give a ledger or a map of numbered sources, not both")
+        return [(n, as_source(sources[n])) for n in sorted(sources)]
+    if isinstance(sources, (str, bytes)) or not isinstance(sources, Iterable):
+        raise UsageError(f"sources must be a list of sources, got {type(sources).__name__}")
+    items = [as_source(s) for s in sources]
+    if ledger is not None:
+        numbered = []
+        for source in items:
+            found = ledger.sid(ledger.resolve(source.id) or source.id)
+            if found is None:
+                raise UsageError(f"source {source.id!r} is not in the ledger")
+            numbered.append((found, source))
+        return numbered
+    numbered = list(enumerate(items, 1))
+    moved = [(n, s.extras["sid"]) for n, s in numbered if _seed_sid(s) not in (None, n)]
+    if moved:
+        shown = ", ".join(f"[sid:{n}] has sid {sid}" for n, sid in moved[:3])
+        notes.append(
+            f"build_digest: numbered in order, not by the sources' own sids ({shown}); "
+            "pass {sid: source} here and to cite() to show and read their sids"
+        )
+    return numbered
+
+
+def _seed_sid(source: Source) -> int | None:
+    sid = source.extras.get("sid")
+    return sid if isinstance(sid, int) and not isinstance(sid, bool) else None
+
+
 def build_digest(
-    sources: Sequence[Source | Mapping[str, Any]],
+    sources: Sequence[Source | Mapping[str, Any]] | Mapping[int, Source | Mapping[str, Any]],
     budget_tokens: int,
     prefer: Literal["content", "snippet"] = "content",
     *,
@@ -191,12 +231,21 @@ def build_digest(
     equally. Text is cut with an ellipsis, never inside a surrogate pair or grapheme
     cluster, at a word boundary when one is near. Deterministic.
 
+    Sources are numbered 1, 2, ... in the order given, by their `SourceLedger.sid` with
+    ``ledger``, or by the keys of a ``{number: source}`` map: the same three ways `unicite.cite`
+    reads the numbers back, so ``[n]`` in the answer names the source shown as ``[sid:n]``.
+    Seed-004 rows keep their own ``sid`` in ``extras["sid"]``; to show those numbers, pass
+    ``{row["sid"]: row for row in rows}`` here and the same map to `unicite.cite` (a list is
+    numbered in order, with a diagnostic when the rows' sids differ from the numbers shown).
+
     Args:
-        sources: `Source` objects or dicts with the same keys, in the order to list them.
+        sources: `Source` objects or dicts with the same keys (seed-004 rows included), in the
+            order to list them; or a map from the numbers to show to sources.
         budget_tokens: The most tokens the digest may take.
         prefer: ``"content"`` uses the full text (falling back to the snippet), ``"snippet"``
             the short preview (falling back to the content).
-        ledger: Number sources by their `SourceLedger.sid` instead of 1, 2, ... in order.
+        ledger: Number sources by their `SourceLedger.sid` instead of 1, 2, ... in order (not
+            with a map).
         tokenizer: ``None`` for tiktoken's ``o200k_base`` when tiktoken is installed and the
             encoding loads (its first load downloads the file; offline that fails once per
             process), else `estimate_tokens`; ``"estimate"`` for `estimate_tokens`; another
@@ -208,7 +257,8 @@ def build_digest(
         the whole digest can differ by a token where blocks meet.
 
     Raises:
-        UsageError: A bad argument, or a source that is not in `ledger`.
+        UsageError: A bad argument, a map not keyed by positive numbers, or a source that is
+            not in `ledger`.
     """
     if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 0:
         raise UsageError(f"budget_tokens must be a non-negative integer, got {budget_tokens!r}")
@@ -218,15 +268,10 @@ def build_digest(
         raise UsageError(f"ledger must be a SourceLedger, got {type(ledger).__name__}")
     notes: list[str] = []
     counter = _counter(tokenizer, notes)
-    items = [as_source(s) for s in sources]
+    numbered = _numbered(sources, ledger, notes)
+    items = [source for _, source in numbered]
     headers: list[str] = []
-    for position, source in enumerate(items, 1):
-        number = position
-        if ledger is not None:
-            found = ledger.sid(ledger.resolve(source.id) or source.id)
-            if found is None:
-                raise UsageError(f"source {source.id!r} is not in the ledger")
-            number = found
+    for number, source in numbered:
         title = _clean(source.title or source.domain or source.url or "Untitled source", 64)
         headers.append(f"[sid:{number}] {' '.join(title.split())}")
 

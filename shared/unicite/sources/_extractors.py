@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from unicite.model import Source
 from unicite.sources._common import ToolCall, as_mapping, collect, compact_json, first_str, is_url
 from unicite.sources._decode import (
@@ -239,7 +241,46 @@ _TEXT_READERS: tuple[Callable[[str, ToolCall], list[Source] | None], ...] = (
 )
 
 
+_SEED_TEXT_KEYS = ("url", "title", "text", "content")
+
+
+def _is_seed_row(item: Mapping[str, Any]) -> bool:
+    sid = item.get("sid")
+    return (
+        isinstance(sid, int)
+        and not isinstance(sid, bool)
+        and any(isinstance(item.get(k), str) and item.get(k) for k in _SEED_TEXT_KEYS)
+    )
+
+
+def seed_rows(data: Any, call: ToolCall) -> list[Source] | None:
+    """Seed-004 source rows (``sid``, ``title``, ``url``, ``text``, ``content``, ...).
+
+    A list of rows that all carry an integer ``sid``, at the top or under ``sources`` or
+    ``results``. Each is read as `Source` reads a row (``text`` the snippet, ``sid`` and the
+    relevance notes kept in ``extras``), with the call's origin and its rank in the list.
+    """
+    mapping = as_mapping(data)
+    candidates = [data] if mapping is None else [mapping.get(k) for k in ("sources", "results")]
+    for candidate in candidates:
+        items = dicts(candidate)
+        if not isinstance(candidate, list) or len(items) != len(candidate):
+            continue
+        if not items or not all(map(_is_seed_row, items)):
+            continue
+        found: list[Source] = []
+        for rank, item in enumerate(items):
+            fields = {"rank": rank, **item, "origin": call.origin, "raw": item}
+            try:
+                found.append(Source.model_validate(fields))
+            except ValidationError as err:
+                call.note(f"dropped source row sid {item['sid']}: {err.errors()[0]['msg']}")
+        return found
+    return None
+
+
 _DATA_READERS: tuple[Reader, ...] = (
+    seed_rows,
     answer_with_citations,
     brave,
     bing,

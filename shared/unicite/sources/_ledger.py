@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
@@ -17,11 +19,49 @@ from unicite.model import Source, SourceOrigin
 from unicite.sources._inline import listed_urls
 from unicite.sources._registry import ExtractorRegistry, from_tool_output
 
-__all__ = ["SourceLedger", "as_source", "current_ledger", "ledger_scope"]
+__all__ = ["SourceLedger", "as_source", "current_ledger", "ledger_scope", "page_key"]
+
+
+@functools.lru_cache(maxsize=8192)
+def page_key(url: str) -> str:
+    """The key under which `SourceLedger` takes two URLs for the same page.
+
+    `unicite.normalize_url` stays conservative: it only drops what never changes the page
+    (letter case of scheme and host, default ports, fragments, tracking parameters), so it can
+    be used to compare URLs anywhere. The ledger goes further, since a source listed twice is
+    worse than two near-identical URLs merged: on top of `normalize_url` this drops a leading
+    ``www.`` of the host (when a dotted name remains), a trailing dot of the host
+    (``example.com.``) and trailing slashes of the path (``/a/`` is ``/a``, ``/`` is the empty
+    path). Scheme, port, path case and query are kept. A URL `normalize_url` cannot parse is
+    its own key.
+    """
+    normalized = normalize_url(url)
+    try:
+        parts = urlsplit(normalized)
+    except ValueError:
+        return normalized
+    if not parts.scheme or not parts.netloc:
+        return normalized
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    if hostport.startswith("["):  # an IPv6 literal: nothing to drop
+        host, port = hostport, ""
+    else:
+        host, colon, port = hostport.partition(":")
+        port = colon + port
+        host = host.rstrip(".")
+        if host.startswith("www.") and "." in host[4:].strip("."):
+            host = host[4:]
+    netloc = f"{userinfo}{at}{host}{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
 
 
 def as_source(value: Source | Mapping[str, Any]) -> Source:
     """Accept a `Source` or a plain dict with the same keys.
+
+    Seed-004 rows are dicts with the same keys too: ``text`` is the snippet, the
+    ``*_time_iso`` dates and ``objective_relevance`` fill their fields, and ``sid``,
+    ``query_relevance``, ``reasoning`` (with any other key of the row) go to ``extras``
+    (see `Source`).
 
     Raises:
         UsageError: `value` is neither, or the dict's fields do not make a valid `Source`.
@@ -69,12 +109,15 @@ def _merge(kept: Source, new: Source) -> Source:
 class SourceLedger:
     """Deduplicated sources in first-seen order, safe to share between threads.
 
-    Duplicates are recognised by id, by normalized URL, and (for sources without a URL) by a hash
-    of their text. `add` returns the id of the surviving entry, so callers can map their own
-    references (a chunk index, a tool call) to it; a later sighting fills in what the entry
-    lacks (title, dates), keeps the longer snippet and content and the earliest rank, and adds
-    its `origin` to `origins`. Each entry also gets an integer ``sid`` (1, 2, ...) for prompts
-    that ask a model to cite ``[n]`` or ``[[S:n]]``.
+    Duplicates are recognised by id, by URL (compared by `page_key`: normalized, and with
+    ``www.``, a trailing dot of the host and a trailing slash ignored), and (for sources
+    without a URL) by a hash of their text. `add` returns the id of the surviving entry, so
+    callers can map their own references (a chunk index, a tool call) to it; a later sighting
+    fills in what the entry lacks (title, dates), keeps the longer snippet and content and the
+    earliest rank, and adds its `origin` to `origins`. Each entry also gets an integer ``sid``
+    (1, 2, ...) for prompts that ask a model to cite ``[n]`` or ``[[S:n]]``: the ledger's own
+    numbering, in first-seen order. A seed-004 row's ``sid`` (a number another tool gave it)
+    is not that number; it stays in the entry's ``extras["sid"]``.
 
     Use one ledger per run (an agent invocation, a request): `ledger_scope` makes it the
     `current_ledger` of that thread or asyncio task, so concurrent runs never share sources.
@@ -94,7 +137,7 @@ class SourceLedger:
     def _keys(source: Source) -> list[tuple[str, str]]:
         keys = [("id", source.id)]
         if source.url:
-            keys.append(("url", normalize_url(source.url)))
+            keys.append(("url", page_key(source.url)))
         elif not source.provider_id:
             # Equal text is the same source only when nothing else names it: two documents a
             # provider gave different ids stay two sources, as their citations say.
@@ -215,8 +258,9 @@ class SourceLedger:
         if exclude_inline is True:
             return [s for s in sources if s.extras.get("inline_marker") is None]
         if isinstance(exclude_inline, str) and exclude_inline:
-            shown = listed_urls(exclude_inline)
-            return [s for s in sources if s.url is None or normalize_url(s.url) not in shown]
+            # The same page however the text writes it: compared as the ledger dedups.
+            shown = {page_key(url) for url in listed_urls(exclude_inline)}
+            return [s for s in sources if s.url is None or page_key(s.url) not in shown]
         return sources
 
     def __len__(self) -> int:

@@ -148,6 +148,10 @@ def _number(value: object) -> float | None:
     return None
 
 
+# Seed 004's reconciler replies with "o_relevance" (and "objective_relevance" on its rows).
+_SCORE_KEYS = ("relevance", "score", "o_relevance", "objective_relevance")
+
+
 def _llm_scores(reply: str, count: int, diagnostics: list[str]) -> dict[int, float]:
     """Scores by 1-based sid from an LLM reply (the JSON contract of `reconcile`)."""
     data = _json_in(reply)
@@ -160,7 +164,7 @@ def _llm_scores(reply: str, count: int, diagnostics: list[str]) -> dict[int, flo
         for entry in data:
             if isinstance(entry, Mapping):
                 sid = next((entry[k] for k in ("sid", "id", "index", "source") if k in entry), None)
-                value = next((entry[k] for k in ("relevance", "score") if k in entry), None)
+                value = next((entry[k] for k in _SCORE_KEYS if k in entry), None)
                 pairs.append((sid, value))
     else:
         raise ValueError("the reply's JSON is neither an object nor a list")
@@ -204,14 +208,15 @@ def reconcile(
 
         {"scores": [{"sid": 1, "relevance": 0.8}, {"sid": 2, "relevance": 0.0}]}
 
-    (a bare list of such entries, ``"score"`` for ``"relevance"`` or ``{"1": 0.8}`` are read
-    too; code fences around the JSON are fine). Scores outside [0, 1] are clamped. Sources
-    the reply leaves out are kept unscored (``relevance=None``) rather than lost; a reply that
-    cannot be read, or an ``llm`` that raises, falls back to the local scores. Each of these
-    is reported in ``diagnostics``.
+    (a bare list of such entries, ``"score"``, ``"o_relevance"`` or ``"objective_relevance"``
+    for ``"relevance"`` or ``{"1": 0.8}`` are read too; code fences around the JSON are
+    fine). Scores outside [0, 1] are clamped. Sources the reply leaves out are kept unscored
+    (``relevance=None``) rather than lost; a reply that cannot be read, or an ``llm`` that
+    raises, falls back to the local scores. Each of these is reported in ``diagnostics``.
 
     Args:
-        sources: `Source` objects or dicts with the same keys.
+        sources: `Source` objects or dicts with the same keys, seed-004 rows included (their
+            ``text`` is the snippet scored; their ``sid`` stays in ``extras["sid"]``).
         objective: What the answer must do (the user's question or the agent's task).
         queries: The search queries that found the sources.
         llm: Any ``str -> str`` callable, for an LLM judge.
