@@ -21,7 +21,7 @@ from unicite.exceptions import GroundingRequiredError, UsageError
 from unicite.markers import MarkerStyle, ParseStyle, parse_markers, renumber
 from unicite.model import Citation, CitedAnswer, Source
 from unicite.providers import extract
-from unicite.sources import SourceLedger, as_source
+from unicite.sources import SourceLedger, as_source, shown_numbers
 
 __all__ = [
     "AttributeOption",
@@ -46,7 +46,6 @@ _MARKER_STYLES: tuple[str, ...] = ("auto", *get_args(MarkerStyle))
 # A provider's own answer may carry links and assistant-style markers of its own making;
 # the markers added to it for the sources given are the numeric ones.
 _NUMERIC_STYLES: tuple[ParseStyle, ...] = ("brackets", "sids", "sup", "footnotes")
-_PLACEHOLDER = "unicite:unshown:"
 
 SourcesInput = Iterable[Source | Mapping[str, Any]] | SourceLedger | Mapping[int, Source]
 """What `cite` accepts as the sources a model was shown: `Source` objects or dicts in prompt
@@ -221,12 +220,12 @@ def _table(sources: object) -> list[Source] | SourceLedger | dict[int, Source]:
     if isinstance(sources, (str, bytes)):
         raise UsageError("sources must be Source objects or dicts, not a string")
     if isinstance(sources, Mapping):
-        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sources):
-            raise UsageError("a map of sources must map the numbers shown (1, 2, ...) to sources")
-        return {n: as_source(sources[n]) for n in sorted(sources)}
+        return shown_numbers(sources) or {}
     if not isinstance(sources, Iterable):
         raise UsageError(f"sources must be an iterable of sources, got {type(sources).__name__}")
-    return [as_source(source) for source in sources]
+    listed = [as_source(source) for source in sources]
+    # Seed-004 rows are shown under their sids: [3] is the row with sid 3.
+    return shown_numbers(listed) or listed
 
 
 def _distinct(table: list[Source] | SourceLedger | dict[int, Source]) -> list[Source]:
@@ -260,54 +259,7 @@ def _parse(
     on_invalid: OnInvalidMarker,
 ) -> CitedAnswer:
     """`parse_markers` over any table; numbers a sparse map does not show cite nothing."""
-    if not isinstance(table, dict):
-        return parse_markers(text, table, style=style, on_invalid=on_invalid)
-    last = max(table, default=0)
-    # Labels such as 4, 7, 9: fill the gaps so positions match, then take out whatever cites
-    # a number the prompt never showed.
-    dense = [table.get(n) or Source(id=f"{_PLACEHOLDER}{n}") for n in range(1, last + 1)]
-    answer = parse_markers(text, dense, style=style, on_invalid=on_invalid)
-    if len(table) == last:
-        return answer
-    unshown = [
-        c.marker_span
-        for c in answer.citations
-        if c.marker_span is not None and all(s.startswith(_PLACEHOLDER) for s in c.source_ids)
-    ]
-    if unshown and on_invalid == "drop":
-        # A marker naming only numbers the prompt never showed goes, as an invalid one would.
-        text = _without(text, unshown)
-        answer = parse_markers(text, dense, style=style, on_invalid=on_invalid)
-    notes = list(answer.diagnostics)
-    notes.extend(f"marker at {span} cites a number the prompt did not show" for span in unshown)
-    citations = []
-    for citation in answer.citations:
-        ids = [sid for sid in citation.source_ids if not sid.startswith(_PLACEHOLDER)]
-        if 0 < len(ids) < len(citation.source_ids):
-            notes.append(f"marker at {citation.marker_span} cites a number the prompt did not show")
-        if ids:
-            citations.append(citation.model_copy(update={"source_ids": ids}))
-    used = answer.sources_used
-    return answer.replace(
-        sources=[s for s in answer.sources if not s.id.startswith(_PLACEHOLDER)],
-        citations=citations,
-        diagnostics=notes,
-        sources_used=None if used is None else [s for s in used if not s.startswith(_PLACEHOLDER)],
-    )
-
-
-def _without(text: str, spans: list[tuple[int, int]]) -> str:
-    """`text` without the marker `spans` and the spaces before each."""
-    parts = []
-    at = 0
-    for start, end in sorted(spans):
-        cut = start
-        while cut > at and text[cut - 1] in " \t":
-            cut -= 1
-        parts.append(text[at:cut])
-        at = end
-    parts.append(text[at:])
-    return "".join(parts)
+    return parse_markers(text, table, style=style, on_invalid=on_invalid)
 
 
 def _markers(

@@ -126,3 +126,24 @@ def test_format_sources_misuse() -> None:
         format_sources(SOURCES, budget_tokens="many")  # type: ignore[arg-type]
     with pytest.raises(UsageError):
         format_sources("sources")  # type: ignore[arg-type]
+
+
+def test_a_numbered_map_is_shown_and_read_under_its_numbers() -> None:
+    from unicite import MarkerStream
+
+    table = {
+        2: Source(id="nantes", url="https://nantes.example/", title="Nantes — été"),
+        5: Source(id="brest", url="https://brest.example/", title="Brest"),
+    }
+    block = format_sources(table)
+    assert block.startswith("[sid:2] Nantes — été")
+    assert "\n\n[sid:5] Brest" in block
+    text = "Nantes est au bord de la Loire [2]. Brest a un port [5]. Rien [3]."
+    answer = parse_markers(text, table)
+    assert [c.source_ids for c in answer.citations] == [["nantes"], ["brest"]]
+    assert answer.text == "Nantes est au bord de la Loire [2]. Brest a un port [5]. Rien."
+    assert any("source 3 was not shown" in d for d in answer.diagnostics)
+    stream = MarkerStream(table, renumber=False)
+    shown = "".join(stream.feed(ch) for ch in text) + stream.close()
+    assert shown == answer.text
+    assert stream.answer == answer

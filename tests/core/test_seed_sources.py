@@ -136,22 +136,37 @@ def test_the_ledger_keeps_its_own_numbers_and_the_rows_sids() -> None:
     assert ledger.get(again).extras["sid"] == 3  # type: ignore[union-attr]
 
 
-def test_a_list_is_numbered_in_order_and_says_the_sids_differ() -> None:
+def test_a_list_of_rows_is_shown_and_read_by_sid() -> None:
     notes: list[str] = []
     digest = build_digest(ROWS, 2_000, tokenizer="estimate", diagnostics=notes)
-    assert digest.startswith("[sid:1] Fête des Lumières – Lyon\nLa Fête des Lumières a lieu")
-    assert "\n\n[sid:2] Fête des Lumières — Wikipédia\n" in digest
-    assert notes == [
-        "build_digest: numbered in order, not by the sources' own sids ([sid:1] has sid 3, "
-        "[sid:2] has sid 7); pass {sid: source} here and to cite() to show and read their sids"
-    ]
-    # ... and cite() reads the list the same way: [1] is the first row.
-    answer = cite("Lyon s’illumine chaque 8 décembre [1]. La fête date de 1852 [2].", ROWS)
+    assert digest.startswith("[sid:3] Fête des Lumières – Lyon\nLa Fête des Lumières a lieu")
+    assert "\n\n[sid:7] Fête des Lumières — Wikipédia\n" in digest
+    assert notes == []
+    # ... and cite() reads the list the same way: [3] is the row with sid 3, [1] is no row.
+    answer = cite("Lyon s’illumine chaque 8 décembre [3]. La fête date de 1852 [7]. Non [1].", ROWS)
     assert [answer.source(c.source_ids[0]).extras["sid"] for c in answer.citations] == [3, 7]  # type: ignore[union-attr]
-    # Rows whose sids are their positions need no note.
+    assert answer.text == "Lyon s’illumine chaque 8 décembre [1]. La fête date de 1852 [2]. Non."
+    assert any("source 1 was not shown" in d for d in answer.diagnostics)
+    # parse_markers and MarkerStream read them alike.
+    assert [c.source_ids for c in parse_markers("Fait [7].", ROWS).citations] == [
+        [answer.sources[1].id]
+    ]
+    # Rows whose sids are their positions are numbered as a plain list.
     quiet: list[str] = []
     build_digest([{**ROWS[0], "sid": 1}], 500, tokenizer="estimate", diagnostics=quiet)
     assert quiet == []
+
+
+def test_sids_that_do_not_number_the_rows_one_to_one_are_refused() -> None:
+    repeated = [ROWS[0], {**ROWS[1], "sid": ROWS[0]["sid"]}]
+    partial = [ROWS[0], {k: v for k, v in ROWS[1].items() if k != "sid"}]
+    for rows in (repeated, partial):
+        with pytest.raises(UsageError, match="do not number them one to one"):
+            cite("Fait [3].", rows)
+        with pytest.raises(UsageError, match="do not number them one to one"):
+            parse_markers("Fait [3].", rows)
+        with pytest.raises(UsageError, match="do not number them one to one"):
+            build_digest(rows, 500, tokenizer="estimate")
 
 
 def test_a_sid_map_shows_and_reads_the_rows_sids() -> None:
@@ -170,7 +185,7 @@ def test_a_sid_map_shows_and_reads_the_rows_sids() -> None:
     )
     cited = [answer.source(c.source_ids[0]) for c in answer.citations]
     assert [s.extras["sid"] for s in cited if s is not None] == [7, 3]
-    assert any("did not show" in d for d in answer.diagnostics)  # [1] names no row
+    assert any("source 1 was not shown" in d for d in answer.diagnostics)  # [1] names no row
     # Every number the digest shows is read back as the row shown under it.
     for number, row in table.items():
         one = cite(f"Fait [{number}].", table)

@@ -201,11 +201,13 @@ class Context:
             if not token.ranges:
                 problems.append(f"names no source ({label!r} is not a source title)")
                 return [], problems
+            # The tool's results in the order given, whatever numbers the prompt showed.
             index = token.ranges[0][0]
-            if index >= len(table):
-                problems.append(f"search result {index} out of range ({len(table)} given)")
+            results = table.results
+            if index >= len(results):
+                problems.append(f"search result {index} out of range ({len(results)} given)")
                 return [], problems
-            return [table.by_position[index]], problems
+            return [results[index]], problems
         ids = table.resolve_ranges(token.ranges, problems)
         for url in token.urls:
             sid = table.url(url)

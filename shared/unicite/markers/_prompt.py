@@ -169,7 +169,9 @@ def _json_instructions(style: str, key: str) -> str:
 
 
 def format_sources(
-    sources: Sequence[Source | Mapping[str, Any]] | SourceLedger,
+    sources: Sequence[Source | Mapping[str, Any]]
+    | SourceLedger
+    | Mapping[int, Source | Mapping[str, Any]],
     budget_tokens: int | None = None,
     *,
     prefer: Literal["content", "snippet"] = "content",
@@ -179,12 +181,14 @@ def format_sources(
     """The numbered sources block to put in a prompt after `citation_instructions`.
 
     Each source is listed as ``[sid:N] Title`` followed by its text, in the order given
-    (a `SourceLedger` lists its sources by their sids), so that marker ``[N]`` in the answer
-    names ``sources[N - 1]`` for `parse_markers`. Text is sanitised and shared fairly within
-    ``budget_tokens`` (see `unicite.sources.build_digest`).
+    (a `SourceLedger` lists its sources by their sids, a map ``{n: source}`` under its numbers,
+    seed-004 rows under their ``sid``), so that marker ``[N]`` in the answer names the source
+    shown as ``[sid:N]`` for `parse_markers` and `unicite.cite`. Text is sanitised and shared
+    fairly within ``budget_tokens`` (see `unicite.sources.build_digest`).
 
     Args:
-        sources: `Source` objects or dicts, or a `SourceLedger`.
+        sources: `Source` objects or dicts, a `SourceLedger`, or a map from the numbers to show
+            to sources.
         budget_tokens: The most tokens the block may take; None for no limit.
         prefer: List each source's full ``content`` (falling back to its snippet) or its
             ``snippet`` (falling back to the content).
@@ -204,7 +208,7 @@ def format_sources(
     else:
         budget = budget_tokens
     items = sources.sources if isinstance(sources, SourceLedger) else sources
-    if isinstance(items, (str, bytes, Mapping)):
+    if isinstance(items, (str, bytes)):
         raise UsageError(f"sources must be a list of sources, got {type(items).__name__}")
     return build_digest(
         items,

@@ -18,7 +18,7 @@ from unicite._text import sanitize_display, truncate
 from unicite._urls import normalize_url
 from unicite.exceptions import UsageError
 from unicite.model import Source
-from unicite.sources import SourceLedger, as_source
+from unicite.sources import SourceLedger, as_source, shown_numbers
 
 __all__ = [
     "PARSE_STYLES",
@@ -79,21 +79,39 @@ class SourceTable:
         self.base = base
         self.notes: list[str] = []
         self.sources: list[Source] = []
-        self.by_position: list[str] = []
+        # Source ids by number (counted from `base`); None for a number the prompt never showed.
+        self.by_position: list[str | None] = []
         self.by_id: dict[str, str] = {}
         self._by_url: dict[str, str] | None = None
         self._by_name: dict[str, str] | None = None
-        first_position: dict[str, int] = {}
-        for position, item in enumerate(_source_list(sources)):
-            source = _as_source(item, position)
+        self.numbered = False
+        if isinstance(sources, Mapping):
+            numbered = shown_numbers(sources)
+        else:
+            items = [_as_source(item, k) for k, item in enumerate(_source_list(sources))]
+            numbered = None if isinstance(sources, SourceLedger) else shown_numbers(items)
+        if numbered is None:
+            entries: list[tuple[int, Source | None]] = [
+                (k + base, source) for k, source in enumerate(items)
+            ]
+        else:
+            # Numbers as the prompt showed them ({n: source}, or seed rows by sid): the gaps
+            # are numbers no source answers to.
+            self.numbered = True
+            last = max(numbered, default=base - 1)
+            entries = [(n, numbered.get(n)) for n in range(base, last + 1)]
+        first_number: dict[str, int] = {}
+        for n, source in entries:
+            if source is None:
+                self.by_position.append(None)
+                continue
             if source.id in self.by_id:
-                first = first_position[source.id] + base
                 self.notes.append(
-                    f"sources {first} and {position + base} have the same id {source.id!r}; "
+                    f"sources {first_number[source.id]} and {n} have the same id {source.id!r}; "
                     "both numbers cite it"
                 )
             else:
-                first_position[source.id] = position
+                first_number[source.id] = n
                 self.by_id[source.id] = source.id
                 self.sources.append(source)
             self.by_position.append(source.id)
@@ -122,8 +140,15 @@ class SourceTable:
     def __len__(self) -> int:
         return len(self.by_position)
 
+    @property
+    def results(self) -> list[str]:
+        """Source ids in the order given (positions, for producers that count results)."""
+        if self.numbered:
+            return [source.id for source in self.sources]
+        return [sid for sid in self.by_position if sid is not None]
+
     def number(self, n: int) -> str | None:
-        """The id of source number ``n`` (counted from `base`), or None."""
+        """The id of source number ``n`` (counted from `base`), or None (not shown)."""
         index = n - self.base
         return self.by_position[index] if 0 <= index < len(self.by_position) else None
 
@@ -158,7 +183,9 @@ class SourceTable:
                     continue
                 seen.add(n)
                 sid = self.by_position[n - self.base]
-                if sid not in ids:
+                if sid is None:
+                    problems.append(f"source {n} was not shown")
+                elif sid not in ids:
                     ids.append(sid)
             if duplicated:
                 problems.append(f"cites {lo if lo == hi else f'{lo}-{hi}'} twice")
@@ -173,9 +200,10 @@ def _out_of_range(lo: int, hi: int, count: int) -> str:
 def _source_list(sources: object) -> list[Source | Mapping[str, Any]]:
     if isinstance(sources, SourceLedger):
         return list(sources.sources)
-    if isinstance(sources, (str, bytes, Mapping)) or not isinstance(sources, Iterable):
+    if isinstance(sources, (str, bytes)) or not isinstance(sources, Iterable):
         raise UsageError(
-            f"sources must be a list of Source objects or dicts, got {type(sources).__name__}"
+            "sources must be a list of Source objects or dicts, or a map from the numbers "
+            f"shown to them, got {type(sources).__name__}"
         )
     items = list(sources)
     for item in items:

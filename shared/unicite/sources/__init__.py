@@ -8,6 +8,8 @@ from unicite.sources._ledger import (
     current_ledger,
     ledger_scope,
     page_key,
+    seed_sid,
+    shown_numbers,
 )
 from unicite.sources._reconcile import reconcile
 from unicite.sources._registry import (
@@ -36,5 +38,7 @@ __all__ = [
     "page_key",
     "reconcile",
     "register",
+    "seed_sid",
+    "shown_numbers",
     "unregister",
 ]

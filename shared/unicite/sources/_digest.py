@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol
 from unicite._text import sanitize_display, truncate
 from unicite.exceptions import UsageError
 from unicite.model import Source
-from unicite.sources._ledger import SourceLedger, as_source
+from unicite.sources._ledger import SourceLedger, as_source, seed_sid, shown_numbers
 
 __all__ = ["build_digest", "estimate_tokens"]
 
@@ -197,20 +197,11 @@ def _numbered(
                 raise UsageError(f"source {source.id!r} is not in the ledger")
             numbered.append((found, source))
         return numbered
-    numbered = list(enumerate(items, 1))
-    moved = [(n, s.extras["sid"]) for n, s in numbered if _seed_sid(s) not in (None, n)]
-    if moved:
-        shown = ", ".join(f"[sid:{n}] has sid {sid}" for n, sid in moved[:3])
-        notes.append(
-            f"build_digest: numbered in order, not by the sources' own sids ({shown}); "
-            "pass {sid: source} here and to cite() to show and read their sids"
-        )
-    return numbered
-
-
-def _seed_sid(source: Source) -> int | None:
-    sid = source.extras.get("sid")
-    return sid if isinstance(sid, int) and not isinstance(sid, bool) else None
+    shown = shown_numbers(items)
+    if shown is not None:
+        # Seed-004 rows are shown under their own sids, in the order given.
+        return [(seed_sid(source) or 0, source) for source in items]
+    return list(enumerate(items, 1))
 
 
 def build_digest(

@@ -19,7 +19,15 @@ from unicite.model import Source, SourceOrigin
 from unicite.sources._inline import listed_urls
 from unicite.sources._registry import ExtractorRegistry, from_tool_output
 
-__all__ = ["SourceLedger", "as_source", "current_ledger", "ledger_scope", "page_key"]
+__all__ = [
+    "SourceLedger",
+    "as_source",
+    "current_ledger",
+    "ledger_scope",
+    "page_key",
+    "seed_sid",
+    "shown_numbers",
+]
 
 
 @functools.lru_cache(maxsize=8192)
@@ -76,6 +84,50 @@ def as_source(value: Source | Mapping[str, Any]) -> Source:
             where = ".".join(str(part) for part in error["loc"]) or "source"
             raise UsageError(f"not a valid source: {where}: {error['msg']}") from err
     raise UsageError(f"expected a Source or a dict, got {type(value).__name__}")
+
+
+def seed_sid(source: Source) -> int | None:
+    """The number a seed-004 row was shown under (its ``sid``), when it is a positive int."""
+    sid = source.extras.get("sid")
+    if isinstance(sid, int) and not isinstance(sid, bool) and sid >= 1:
+        return sid
+    return None
+
+
+def shown_numbers(sources: object) -> dict[int, Source] | None:
+    """The numbers a prompt shows for ``sources`` when they are not their positions.
+
+    A map ``{n: source}`` names its numbers; a list of seed-004 rows names them by ``sid``
+    (``[3]`` is the row with sid 3, wherever it stands). Anything else (a list numbered by
+    position, a `SourceLedger` numbered by its own sids) gives None.
+
+    Raises:
+        UsageError: A map whose keys are not the numbers shown (1, 2, ...), an entry that is
+            not a source, or a list whose sids do not number its rows one to one (a repeated
+            sid, or sids on some rows only): reading ``[n]`` against it could name the wrong
+            source.
+    """
+    if isinstance(sources, (SourceLedger, str, bytes)):
+        return None
+    if isinstance(sources, Mapping):
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sources):
+            raise UsageError("a map of sources must map the numbers shown (1, 2, ...) to sources")
+        return {n: as_source(sources[n]) for n in sorted(sources)}
+    if not isinstance(sources, (list, tuple)):
+        return None
+    items = [as_source(item) for item in sources]
+    sids = [seed_sid(source) for source in items]
+    if not items or all(sid is None for sid in sids):
+        return None
+    if sids == list(range(1, len(items) + 1)):
+        return None  # numbered by position already
+    if any(sid is None for sid in sids) or len(set(sids)) != len(sids):
+        shown = ", ".join(str(sid) for sid in sids[:8])
+        raise UsageError(
+            f"the sources' sids ({shown}) do not number them one to one: give each a distinct "
+            "sid, or none"
+        )
+    return {sid: source for sid, source in zip(sids, items, strict=True) if sid is not None}
 
 
 def _merge(kept: Source, new: Source) -> Source:
