@@ -92,26 +92,78 @@ _OPENERS = frozenset(
     "\"'\u201c\u2018\u00ab\u2039\u201e\u201a([{\u00bf\u00a1*_`<#@~"
     "\u300c\u300e\uff08\u3010\u3014\u3008\u300a"
 )
+_QUOTE_OPENERS = frozenset("\"'\u201c\u201e\u00ab\u2018\u201a\u2039\u300c\u300e")
+_QUOTE_CLOSERS = frozenset("\"'\u201d\u201c\u00bb\u2019\u203a\u300d\u300f")
 # fmt: off
 _ABBREVIATIONS = frozenset({
-    "mr", "mrs", "ms", "mx", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "cf", "approx",
-    "inc", "ltd", "co", "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
-    "oct", "nov", "dec", "gen", "gov", "sen", "rep", "rev", "hon", "capt", "col", "lt", "sgt",
-    "messrs", "mme", "mlle", "dept", "univ", "est", "al", "viz", "incl", "esp", "ca", "bzw",
-    "usw", "ggf", "evtl", "inkl", "vgl", "sog",
+    "mr", "mrs", "ms", "mx", "dr", "prof", "sr", "jr", "st", "mt", "vs", "v", "etc", "cf",
+    "approx", "inc", "ltd", "co", "corp", "bros", "plc", "intl", "jan", "feb", "mar", "apr",
+    "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "gen", "gov", "sen", "rep", "rev",
+    "hon", "capt", "col", "lt", "sgt", "messrs", "mme", "mlle", "dept", "univ", "est", "al",
+    "viz", "incl", "esp", "ca", "ave", "blvd", "bzw", "usw", "ggf", "evtl", "inkl", "vgl", "sog",
+    "mio", "mrd", "tsd", "jh", "jhd", "str", "env", "cie",
 })
 # Abbreviations that are also ordinary words ("No."), so they only hold before a number.
 _NUMBER_ABBREVIATIONS = frozenset({
     "no", "nos", "nr", "fig", "figs", "eq", "eqs", "vol", "vols", "pp", "p", "ch", "sec",
+})
+# Abbreviations that may also end a sentence ("... in the U.S. It ..."): they do when the next
+# word is one that opens sentences far more often than it follows these abbreviations.
+_SENTENCE_FINAL = frozenset({
+    "inc", "ltd", "co", "corp", "bros", "plc", "etc", "jr", "sr", "a.m", "p.m", "ave", "blvd",
+    "str",
+})
+_SENTENCE_STARTERS = frozenset({
+    "The", "This", "That", "These", "Those", "It", "Its", "They", "Their", "There", "He", "She",
+    "His", "Her", "We", "Our", "You", "Your", "In", "On", "At", "As", "By", "For", "From", "But",
+    "And", "So", "Yet", "However", "Meanwhile", "Also", "After", "Before", "While", "When",
+    "If", "Since", "Although", "According", "Some", "Many", "Most", "Other", "Both", "Each",
+    "Le", "La", "Les", "Il", "Elle", "Ils", "Elles", "Ce", "Cette", "Ces", "Der", "Die", "Das",
+    "Es", "Er", "Sie", "Wir", "El", "Los", "Las",
+})
+# German ordinals ("am 5. Dezember", "im 19. Jh."): a one- or two-digit number and a dot that
+# a month or century follows, or a preposition or article precedes.
+_MONTHS = frozenset({
+    "januar", "jänner", "februar", "märz", "april", "mai", "juni", "juli", "august",
+    "september", "oktober", "november", "dezember", "jh", "jhd", "jahrhundert", "jahrhunderts",
+})
+_ORDINAL_LEADS = frozenset({
+    "am", "vom", "zum", "bis", "seit", "ab", "im", "der", "die", "das", "dem", "den", "des",
+    "zur", "beim", "ihr", "ihre", "ihrem", "sein", "seine", "seinem",
 })
 # fmt: on
 _ABBREV_SCAN = 40
 
 
 _SHORT_ABBREVIATION_NEXT = re.compile(r"[ \t]?[^\W\d_]{1,3}\.")
+_WORD_RE = re.compile(r"[^\W\d_]+")
+_WORD_BEFORE_RE = re.compile(r"([^\W\d_]{1,12})[ \t\u00a0]+$")
 
 
-def _is_abbreviation(text: str, dot: int, lo: int, following: str) -> bool:
+def _next_word(text: str, q: int) -> str:
+    m = _WORD_RE.match(text, q, q + 24)
+    return "" if m is None else m.group()
+
+
+def _is_ordinal(text: str, dot: int, lo: int, q: int) -> bool:
+    """Whether the digits before ``dot`` are a German ordinal ("am 5. Dezember")."""
+    d = dot
+    while d > lo and d > dot - 3 and text[d - 1].isdigit():
+        d -= 1
+    if not 1 <= dot - d <= 2 or (d > lo and not text[d - 1].isspace()):
+        return False
+    if _next_word(text, q).lower() in _MONTHS:
+        return True
+    m = _WORD_BEFORE_RE.search(text, max(lo, d - 16), d)
+    return m is not None and m.group(1).lower() in _ORDINAL_LEADS
+
+
+def _is_abbreviation(text: str, dot: int, lo: int, q: int) -> bool:
+    """Whether the ``.`` at ``dot`` ends an abbreviation rather than the sentence.
+
+    ``q`` is where the next sentence would start (``text[q]`` is its first character).
+    """
+    following = text[q]
     k = dot
     limit = max(lo, dot - _ABBREV_SCAN)
     while k > limit and (text[k - 1].isalpha() or text[k - 1] == "."):
@@ -120,8 +172,13 @@ def _is_abbreviation(text: str, dot: int, lo: int, following: str) -> bool:
         return False
     token = text[k:dot]
     if not token:
-        return False
+        return k > lo and text[k - 1].isdigit() and _is_ordinal(text, dot, lo, q)
     low = token.lower()
+    # "Acme Inc. Sells" holds; "... in the U.S. It has" ends a sentence.
+    if (low in _SENTENCE_FINAL or ("." in token and token.isupper())) and _next_word(
+        text, q
+    ) in _SENTENCE_STARTERS:
+        return False
     if low in _ABBREVIATIONS:
         return True
     if low in _NUMBER_ABBREVIATIONS:
@@ -482,7 +539,9 @@ class _Parser:
                     continue
             elif not cjk and not _plausible_start(nxt):
                 continue
-            if j - i == 1 and text[i] == "." and _is_abbreviation(text, i, bs, nxt):
+            if j - i == 1 and text[i] == "." and _is_abbreviation(text, i, bs, q):
+                continue
+            if k > j and self._quote_then_speaker(i, j, k, q, points[-1] if points else scan):
                 continue
             points.append(k)
             pos = max(pos, k)
@@ -490,6 +549,25 @@ class _Parser:
         if forced:
             points = sorted(set(points).union(forced))
         return points
+
+    def _quote_then_speaker(self, i: int, j: int, k: int, q: int, start: int) -> bool:
+        """Whether ``text[i:j]``, an ellipsis closing a quote that opens the sentence, goes on.
+
+        ``“We will not raise prices…” CEO Doug McMillon said.`` is one sentence: the ellipsis
+        cut the quote, the speaker follows it (unless a word that opens sentences follows, as
+        in ``“We'll see…” The company declined to comment.``). Inside a sentence (``He called
+        it “a turning point…” OpenAI rose.``) the quote's end may end the sentence, as usual.
+        """
+        text = self.text
+        if "\u2026" not in text[i:j] and j - i < 3:
+            return False
+        if not any(ch in _QUOTE_CLOSERS for ch in text[j:k]):
+            return False
+        if _next_word(text, q) in _SENTENCE_STARTERS:
+            return False
+        while start < i and (text[start].isspace() or text[start] == ">"):
+            start += 1
+        return text[start] in _QUOTE_OPENERS
 
     def _eat_trailing(
         self, k: int, be: int, quote: bool, marks: list[tuple[int, int]], mstarts: list[int]
@@ -654,12 +732,57 @@ _PREFIX_RES = {
     "quote": _QUOTE_PREFIX_RE,
     "heading": _HEADING_PREFIX_RE,
 }
-_CLAIM_PUNCT = ".,;:!?"
+_CLAIM_PUNCT = ".,;:!?\u3002\uff0c\uff1b\uff1a\uff01\uff1f\u3001"
 # Bounds on the whitespace/punctuation gaps and empty table cells a claim looks across, so
 # that each claim costs O(sentence) however odd the caller's marker positions are.
 _GAP = 256
 _MAX_CELLS = 16
 _PIPE_RE = re.compile(r"\|")
+_PAREN_RE = re.compile(r"[()]")
+# A parenthetical that points at sources rather than stating anything: "(see the company
+# blog)", "(per the filing …)", "(sources: …)". A link inside or right after one supports
+# the statement before it.
+_POINTER_RE = re.compile(
+    r"[ \t]*(?:(?:see|sources?|via|per (?:the|its|their|a|an)|cf\.|according to|details (?:in|at"
+    r"|on)|more (?:at|in|on)|as reported|reported by|voir|d['\u2019]apr\u00e8s|selon|siehe|vgl\."
+    r"|quelle|laut|fuente|v\u00e9ase)(?![^\W_])|\u53c2\u7167|\u51fa\u5178|\u53c2\u8003)",
+    re.IGNORECASE,
+)
+# A closing offer or question to the user ("If you want, I can …", "Want me to …?"): a link
+# after one supports the statement before it.
+_OFFER_RE = re.compile(
+    r"(?:\*\*|__)?(?:(?:if you(?:['\u2019]d| would)? (?:like|want|prefer)(?: me to|,? i\b)"
+    r"|if (?:it helps|helpful|useful|needed|that helps|you['\u2019]re interested),? i\b"
+    r"|want me to|would you like|do you want|shall i|should i"
+    r"|i can (?:also )?(?:open|pull|check|look|dig|compare|list|summari[sz]e|provide|share|find"
+    r"|search|help|give|make|draft|create|send|put|break|walk|go|track|set)"
+    r"|let me know|happy to|i['\u2019]?d be happy|tell me (?:if|whether|which)"
+    r"|need (?:more|me to)"
+    r"|si (?:vous (?:voulez|le souhaitez|souhaitez)|tu (?:veux|le souhaites)),? je\b"
+    r"|voulez-vous|veux-tu|souhaitez-vous|je peux (?:aussi |\u00e9galement )?(?:vous|te"
+    r"|v\u00e9rifier|chercher|regarder|comparer)|n['\u2019]h\u00e9sitez pas|dites-moi"
+    r"|(?:wenn|falls) (?:du|sie) (?:m\u00f6chtest|m\u00f6chten|magst|willst|wollen),? "
+    r"(?:kann|k\u00f6nnte) ich|soll ich|m\u00f6chtest du|m\u00f6chten sie"
+    r"|ich kann (?:dir|ihnen|gerne)"
+    r"|si (?:quieres|lo deseas),? (?:puedo|te)|\u00bfquieres|\u00bfte gustar\u00eda)(?![^\W_])"
+    r"|\u3054\u5e0c\u671b\u304c\u3042\u308c\u3070|\u5fc5\u8981\u3067\u3042\u308c\u3070"
+    r"|\u3088\u308d\u3057\u3051\u308c\u3070|\u5fc5\u8981\u306a\u3089"
+    r"|\u3082\u3057\u3088\u3051\u308c\u3070)",
+    re.IGNORECASE,
+)
+# Bullets a line may open with that the block parser does not take for list items ("• ",
+# "– ", "a) "), and bullet glyphs that also separate items within a line.
+_LINE_BULLET_RE = re.compile(
+    "[ \t]*(?:(?:[-*+\u2013\u2014]|[a-z]\\)|\\([a-z]\\)|\\d{1,3}[.)])[ \t]+"
+    "|[\u2022\u25aa\u25e6\u2023\u25cf\u25a0\u25b8\u25ba][ \t]*)"
+)
+_LEAD_BULLET_RE = re.compile(
+    "(?:[-*+\u2013\u2014][ \t]+|[\u2022\u25aa\u25e6\u2023\u25cf\u25a0\u25b8\u25ba][ \t]*)"
+)
+_GLYPH_CHAR_RE = re.compile("[\u2022\u25aa\u25e6\u2023\u25cf\u25a0\u25b8\u25ba]")
+_BREAK_RE = re.compile("[\r\n]")
+_GLYPH_RE = re.compile("(?:(?<=\\s)|^)[\u2022\u25aa\u25e6\u2023\u25cf\u25a0\u25b8\u25ba][ \t]*")
+_TRAILING_PUNCT = frozenset(".,;:!?\u2026\u3002\uff01\uff1f\u3001 \t")
 
 
 @functools.lru_cache(maxsize=4)
@@ -675,7 +798,18 @@ def cached_segments(text: str) -> tuple[tuple[Segment, ...], tuple[int, ...]]:
 class _Index:
     """Segments of one text with per-segment marker and pipe positions, computed lazily."""
 
-    __slots__ = ("_marks", "_pipes", "_prefix", "after", "back", "fwd", "segs", "starts", "text")
+    __slots__ = (
+        "_marks",
+        "_pipes",
+        "_pointers",
+        "_prefix",
+        "after",
+        "back",
+        "fwd",
+        "segs",
+        "starts",
+        "text",
+    )
 
     def __init__(self, text: str, memo: bool) -> None:
         self.text = text
@@ -687,6 +821,7 @@ class _Index:
         self.fwd: dict[int, int] | None = {} if memo else None
         self.after: dict[tuple[int, int], tuple[int, int] | None] | None = {} if memo else None
         self._prefix: dict[int, int] = {}
+        self._pointers: dict[int, tuple[list[int], list[int]]] = {}
 
     def seg_at(self, pos: int) -> int:
         k = bisect.bisect_right(self.starts, pos) - 1
@@ -710,6 +845,42 @@ class _Index:
             m = None if pattern is None else pattern.match(self.text, seg.start, seg.end)
             got = seg.start if m is None else m.end()
             self._prefix[k] = got
+        return got
+
+    def pointers(self, k: int) -> tuple[list[int], list[int]]:
+        """Starts and ends of the outermost pointer parentheticals (``(see …)``) of segment ``k``.
+
+        An unclosed one ends with the segment. Parentheses inside markers do not count.
+        """
+        got = self._pointers.get(k)
+        if got is None:
+            text = self.text
+            seg = self.segs[k]
+            starts: list[int] = []
+            ends: list[int] = []
+            if seg.kind not in ("code", "table"):
+                mstarts, mends = self.marks(k)
+                depth = 0
+                opened = -1
+                for m in _PAREN_RE.finditer(text, seg.start, seg.end):
+                    p = m.start()
+                    j = bisect.bisect_right(mstarts, p) - 1
+                    if j >= 0 and p < mends[j]:
+                        continue
+                    if text[p] == "(":
+                        if not depth:
+                            opened = p
+                        depth += 1
+                    elif depth:
+                        depth -= 1
+                        if not depth and _POINTER_RE.match(text, opened + 1, seg.end):
+                            starts.append(opened)
+                            ends.append(p + 1)
+                if depth and _POINTER_RE.match(text, opened + 1, seg.end):
+                    starts.append(opened)
+                    ends.append(seg.end)
+            got = (starts, ends)
+            self._pointers[k] = got
         return got
 
     def pipes(self, k: int) -> list[int]:
@@ -891,8 +1062,101 @@ def _table_claim(text: str, idx: _Index, k: int, ms: int, me: int) -> tuple[int,
 
 
 def _claim(text: str, idx: _Index, ms: int, me: int) -> tuple[int, int]:
-    got = _claim_of(text, idx, *_unwrap(text, ms, me))
+    ums, ume = _unwrap(text, ms, me)
+    got = _claim_of(text, idx, ums, ume)
+    if got[0] < got[1] and got[1] <= ums:
+        got = _refine(text, idx, got, ums)
     return got if got[0] < got[1] else (ms, ms)
+
+
+def _refine(text: str, idx: _Index, span: tuple[int, int], ms: int) -> tuple[int, int]:
+    """Narrow the claim ``span`` of a marker at ``ms`` that the marker follows.
+
+    A closing offer or question is no claim: the statement before it is. A pointer
+    parenthetical (``(see …)``) holding or ending the claim is left out, and so are bullets
+    the block parser does not know (``•``, ``–``, ``a)``). Returns an empty span at ``ms``
+    when only an offer precedes the marker.
+    """
+    a, b = span
+    k = idx.seg_at(b - 1)
+    if k < 0 or idx.segs[k].kind in ("table", "code"):
+        return span
+    for _ in range(_MAX_OFFERS):
+        start = idx.content_start(k)
+        if a < start or not _OFFER_RE.match(text, start, b):
+            break
+        got = _statement_before(text, idx, idx.segs[k].start)
+        if got is None:
+            return ms, ms
+        a, b = got
+        k = idx.seg_at(b - 1)
+        if k < 0:
+            return a, b
+    p = _pointer_before(text, idx, k, a, b, ms)
+    if p >= 0:
+        got = _statement_before(text, idx, p)
+        if got is not None:
+            a, b = got
+    return _strip_bullets(text, a, b), b
+
+
+_MAX_OFFERS = 3
+
+
+def _statement_before(text: str, idx: _Index, p: int) -> tuple[int, int] | None:
+    """The claim of a marker that would sit at ``p``, looking only before it, across blank lines."""
+    window = text[max(0, p - _GAP) : p]
+    q = p - (len(window) - len(window.rstrip()))
+    if q <= 0:
+        return None
+    q = _walk_back(text, idx, q, True)
+    if q <= 0 or text[q - 1].isspace():
+        return None
+    got = _before(text, idx, q, q)
+    return got if got is not None and got[0] < got[1] else None
+
+
+def _pointer_before(text: str, idx: _Index, k: int, a: int, b: int, ms: int) -> int:
+    """Start of a pointer parenthetical that holds the marker at ``ms`` or ends the claim."""
+    starts, ends = idx.pointers(k)
+    j = bisect.bisect_left(starts, ms) - 1
+    if j < 0:
+        return -1
+    p, e = starts[j], ends[j]
+    if e > ms:
+        return p
+    if a <= p and e <= b and all(ch in _TRAILING_PUNCT for ch in text[e:b]):
+        return p
+    return -1
+
+
+def _strip_bullets(text: str, a: int, b: int) -> int:
+    """Start of the claim ``text[a:b]`` after the last bullet it holds."""
+    new = a
+    m = _LEAD_BULLET_RE.match(text, a, b)
+    if m is not None:
+        new = m.end()
+    if _BREAK_RE.search(text, a, b) is not None:
+        starts = [m.end() for m in _EOL_RE.finditer(text, a, b)]
+    else:
+        starts = []
+    indent = a
+    while indent > max(0, a - _GAP) and text[indent - 1] in " \t":
+        indent -= 1
+    if indent == 0 or text[indent - 1] in "\n\r":
+        starts.insert(0, a)
+    for pos in reversed(starts):
+        m = _LINE_BULLET_RE.match(text, pos, b)
+        if m is not None:
+            new = max(new, m.end())
+            break
+    if _GLYPH_CHAR_RE.search(text, new, b) is not None:
+        glyphs = [m.end() for m in _GLYPH_RE.finditer(text, new, b)]
+        if glyphs:
+            new = glyphs[-1]
+    while new < b and text[new].isspace():
+        new += 1
+    return new if new < b else a
 
 
 def _unwrap(text: str, ms: int, me: int) -> tuple[int, int]:
@@ -901,6 +1165,10 @@ def _unwrap(text: str, ms: int, me: int) -> tuple[int, int]:
         if ms > 0 and me < len(text) and text[ms - 1] + text[me] in ("()", "[]"):
             ms -= 1
             me += 1
+    if ms > 0 and me == len(text) and text[ms - 1] == "(" and text.startswith("[", ms):
+        # The text stops at the link (a stream, or a reader given the text up to it): the
+        # "(" before it opens the wrapper whose ")" is still to come.
+        ms -= 1
     return ms, me
 
 

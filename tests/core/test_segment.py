@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -853,3 +855,88 @@ def test_german_two_part_abbreviations_do_not_end_sentences(text: str) -> None:
 
 def test_single_lowercase_letter_still_ends_a_sentence_otherwise() -> None:
     assert len(segment("Take plan b. Then rest.")) == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Warner Bros. Discovery reported results.",
+        "Brown v. Board of Education was decided in 1954.",
+        "Die Bahn verlor 1,8 Mrd. Euro im Jahr.",
+        "Der Umsatz lag bei 26 Mio. Euro pro Tag.",
+        "Der Reichstag wurde am 5. Dezember 1894 eröffnet.",
+        "Im 19. Jh. galt er als modern.",
+        "Sie feierte am 31. August Geburtstag.",
+        "Le groupe prévoit env. 3 % de croissance.",
+    ],
+)
+def test_more_abbreviations_do_not_split(text: str) -> None:
+    assert sentences(text) == [text]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("It has 900 stores in the U.S. It grew.", ["It has 900 stores in the U.S.", "It grew."]),
+        (
+            "It was bought by Acme Inc. The deal closed.",
+            ["It was bought by Acme Inc.", "The deal closed."],
+        ),
+        (
+            "It opens at 9 a.m. The café opens later.",
+            ["It opens at 9 a.m.", "The café opens later."],
+        ),
+        (
+            "Die Zahl sank auf 83. Die Kette schließt.",
+            ["Die Zahl sank auf 83.", "Die Kette schließt."],
+        ),
+    ],
+)
+def test_sentence_final_abbreviations_end_before_a_sentence_opener(
+    text: str, expected: list[str]
+) -> None:
+    assert sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "“We will not raise prices…” CEO Doug McMillon said. Shares rose.",
+            ["“We will not raise prices…” CEO Doug McMillon said.", "Shares rose."],
+        ),
+        (
+            '"No plans to sell..." Musk wrote. Shares rose.',
+            ['"No plans to sell..." Musk wrote.', "Shares rose."],
+        ),
+        (
+            "« Nous ne reculerons pas… » Gabriel Attal l'a répété.",
+            ["« Nous ne reculerons pas… » Gabriel Attal l'a répété."],
+        ),
+        ("“We’ll see…” The company declined.", ["“We’ll see…”", "The company declined."]),
+        (
+            "He said it was “under review…” OpenAI declined to comment.",
+            ["He said it was “under review…”", "OpenAI declined to comment."],
+        ),
+        ("“Is it over?” Analysts asked.", ["“Is it over?”", "Analysts asked."]),
+    ],
+)
+def test_an_ellipsis_cutting_an_opening_quote_is_followed_by_its_speaker(
+    text: str, expected: list[str]
+) -> None:
+    assert sentences(text) == expected
+
+
+def test_claim_spans_agree_with_claim_span_on_the_link_set() -> None:
+    rows = [
+        json.loads(line)
+        for line in (Path(__file__).parents[1] / "data" / "claims" / "link_citations.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+        if line.strip()
+    ]
+    by_text: dict[str, list[tuple[int, int]]] = {}
+    for row in rows:
+        by_text.setdefault(row["text"], []).append((row["start"], row["end"]))
+    for text, links in by_text.items():
+        assert claim_spans(text, links) == [claim_span(text, a, b) for a, b in links]
