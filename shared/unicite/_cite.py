@@ -15,13 +15,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from unicite._urls import normalize_url
 from unicite.attribution import Scorer, attribute
 from unicite.exceptions import GroundingRequiredError, UsageError
 from unicite.markers import MarkerStyle, ParseStyle, parse_markers, renumber
 from unicite.model import Citation, CitedAnswer, Source
 from unicite.providers import extract
-from unicite.sources import SourceLedger, as_source, shown_numbers
+from unicite.sources import SourceLedger, as_source, page_key, shown_numbers
 
 __all__ = [
     "AttributeOption",
@@ -282,17 +281,18 @@ def _markers(
 
 
 def _adopt(answer: CitedAnswer, shown: list[Source]) -> CitedAnswer:
-    """Cite a given source instead of a provider source with the same normalized URL.
+    """Cite a given source instead of a provider source for the same page.
 
     A web search often finds the very page a retrieved document came from; one source per
-    page, with the document's text, is what a reader (and attribution) needs.
+    page, with the document's text, is what a reader (and attribution) needs. Pages compare
+    as the ledger compares them (`unicite.sources.page_key`).
     """
-    by_url = {normalize_url(s.url): s for s in shown if s.url}
+    by_url = {page_key(s.url): s for s in shown if s.url}
     if not by_url:
         return answer
     mapping: dict[str, Source] = {}
     for source in answer.sources:
-        if source.url and (match := by_url.get(normalize_url(source.url))) is not None:
+        if source.url and (match := by_url.get(page_key(source.url))) is not None:
             mapping[source.id] = match
     if not mapping:
         return answer
@@ -306,6 +306,9 @@ def _adopt(answer: CitedAnswer, shown: list[Source]) -> CitedAnswer:
             _reassign(c, lambda sid: mapping[sid].id if sid in mapping else sid)
             for c in answer.citations
         ],
+        sources_used=None
+        if answer.sources_used is None
+        else list(dict.fromkeys(mapping[s].id if s in mapping else s for s in answer.sources_used)),
     )
 
 

@@ -8,7 +8,15 @@ import logging
 import pytest
 
 import unicite
-from unicite import CitedAnswer, CitePolicy, GroundingRequiredError, Source, UsageError, cite
+from unicite import (
+    Citation,
+    CitedAnswer,
+    CitePolicy,
+    GroundingRequiredError,
+    Source,
+    UsageError,
+    cite,
+)
 from unicite.markers import parse_markers, renumber
 from unicite.sources import SourceLedger
 
@@ -164,6 +172,21 @@ def test_provider_sources_adopt_a_given_source_with_the_same_url() -> None:
     (citation,) = answer.citations
     assert citation.source_ids == ["bern"]
     assert answer.sources == [SOURCES[0]]
+
+
+def test_adopting_a_given_source_compares_pages_and_keeps_sources_used() -> None:
+    # The provider found the bare host with a trailing slash; the prompt showed www. without.
+    found = Source(id="p", url="https://bern.ch/stadt/", title="bern.ch")
+    other = Source(id="q", url="https://q.example/")
+    native = CitedAnswer(
+        text="Bern ist Bundesstadt.",
+        sources=[found, other],
+        citations=[Citation(start=0, end=21, text="Bern ist Bundesstadt.", source_ids=["p"])],
+        sources_used=["p", "q"],
+    )
+    answer = cite(native, SOURCES)
+    assert ids(answer) == [["bern"]]
+    assert answer.sources_used == ["bern", "q"]
 
 
 def test_a_provider_marker_is_never_cited_twice() -> None:
