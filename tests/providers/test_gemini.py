@@ -111,10 +111,15 @@ def test_every_segment_maps_to_its_byte_range(name: str) -> None:
             segment = support["segment"]
             part = parts[segment.get("partIndex", 0)]["text"]
             start = starts[segment.get("partIndex", 0)]
-            local = citation.start - start, citation.end - start
+            # A segment cut inside a word is widened to it; the provider's span is kept.
+            first, last = citation.extras.get("provider_span", (citation.start, citation.end))
+            local = first - start, last - start
             assert len(part[: local[0]].encode()) == segment.get("startIndex", 0)
             assert len(part[: local[1]].encode()) == segment["endIndex"]
-            assert citation.text == segment["text"]
+            assert answer.text[first:last] == segment["text"]
+            assert segment["text"] in citation.text
+            widened = answer.text[citation.start : first] + answer.text[last : citation.end]
+            assert all(ch.isalnum() for ch in widened)
 
 
 def test_french_answer_exact_spans() -> None:
@@ -126,7 +131,7 @@ def test_french_answer_exact_spans() -> None:
         (289, 362),
         (363, 385),
         (386, 405),
-        (461, 518),
+        (460, 518),
     ]
     assert (
         answer.citations[0].text
@@ -151,11 +156,14 @@ def test_missing_start_index_means_zero() -> None:
     assert extract(response).citations[0].start == 0
 
 
-def test_segment_starting_mid_token_is_kept() -> None:
-    answer = extract(final("test_generate_content_google_search"))
+def test_segment_starting_mid_word_is_widened_to_the_word() -> None:
+    answer = extract(final("test_generate_content_google_search"), strict=True)
     last = answer.citations[-1]
-    assert (last.start, last.text[:9]) == (461, "60 mètres")
+    # The segment starts inside "460": the claim starts with the whole number, and the
+    # provider's own span is kept next to it.
     assert answer.text[454:461] == "sur 2 4"
+    assert (last.start, last.text[:10]) == (460, "460 mètres")
+    assert last.extras["provider_span"] == [461, 518]
 
 
 def test_same_segment_text_at_two_offsets_follows_the_offsets() -> None:
@@ -188,14 +196,15 @@ def test_part_index_naming_a_non_text_part_falls_back_to_the_text() -> None:
     ]
 
 
-def test_segment_text_that_differs_from_the_offsets_keeps_the_offsets() -> None:
+def test_segment_text_that_differs_from_the_offsets_is_located() -> None:
     response = final("test_async_generate_content")
     grounding(response)["groundingSupports"][0]["segment"]["text"] = "Die Zugspitze"
     answer = extract(response)
-    assert answer.citations[0].text.startswith("Die Zugspitze ist mit 2.962 Metern")
+    # The text is the stronger evidence: it is cited where it occurs, with a diagnostic.
+    assert (answer.citations[0].start, answer.citations[0].text) == (0, "Die Zugspitze")
     (diagnostic,) = answer.diagnostics
     assert "text 'Die Zugspitze' differs from" in diagnostic
-    assert "the offsets are kept" in diagnostic
+    assert diagnostic.endswith("; located its text at 0..13 instead")
     with pytest.raises(CitationError):
         extract(response, strict=True)
 
