@@ -1004,3 +1004,27 @@ def test_a_search_models_text_gets_its_links_back_as_annotations() -> None:
     # Not a search model: the links are only links.
     plain = extract_content(LINKED, "openai", fields={"model": "gpt-5.2"})
     assert (plain.provider, plain.citations) == ("openai", [])
+
+
+def test_a_link_after_an_offer_paragraph_is_announced_live_with_the_statement_before() -> None:
+    statement = "La Fête des Lumières attire environ 2 millions de visiteurs chaque décembre."
+    link = "([lyon-france.com](https://www.lyon-france.com/fete?utm_source=openai))"
+    text = f"{statement}\n\nSi vous voulez, je peux ouvrir ces articles. {link}"
+    annotation = url_citation(text, link, "https://www.lyon-france.com/fete?utm_source=openai")
+    final = response(message(text_part(text, annotation)))
+    where = {"item_id": "msg_0123", "output_index": 0, "content_index": 0}
+    deltas = [text[:40], text[40 : len(text) - len(link)], link]
+    events = events_for(
+        final,
+        [
+            *({"type": "response.output_text.delta", **where, "delta": d} for d in deltas),
+            {"type": "response.output_text.annotation.added", **where}
+            | {"annotation_index": 0, "annotation": annotation},
+            {"type": "response.output_text.done", **where, "text": text},
+        ],
+    )
+    announced = announcements(events)
+    assert [kind for _, kind, _ in announced] == ["response.output_text.annotation.added"]
+    [(_, _, item)] = announced
+    assert item.citation.text == statement
+    assert [item.citation] == extract(final).citations

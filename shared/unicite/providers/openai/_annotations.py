@@ -130,6 +130,10 @@ def _claim_before(text: str, start: int, end: int) -> tuple[int, int]:
     """`claim_span` of a marker at ``text[start:end]``, reading only its paragraph up to ``end``."""
     origin = _paragraph_start(text, start)
     claim_start, claim_end = claim_span(text[origin:end], start - origin, end - origin)
+    if claim_start == claim_end and origin > 0:
+        # A paragraph holding only a follow-up offer: its claim is the paragraph before.
+        origin = _paragraph_start(text, origin - 1)
+        claim_start, claim_end = claim_span(text[origin:end], start - origin, end - origin)
     return origin + claim_start, origin + claim_end
 
 
