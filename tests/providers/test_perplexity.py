@@ -120,7 +120,11 @@ def test_sources_keep_the_given_order_and_merge_search_results() -> None:
         data["citations"][3],
         "https://visitas.example.es/horarios",
     ]
-    assert answer.extras == {"response_id": data["id"], "finish_reason": "stop"}
+    assert answer.extras == {
+        "response_id": data["id"],
+        "finish_reason": "stop",
+        "grounded_effective": True,
+    }
     assert answer.model == "sonar-pro"
 
 
@@ -323,3 +327,17 @@ def test_agent_stream_announces_its_citations_with_the_final_response() -> None:
     assert answer == extract(fixture("perplexity_agent_search"))
     assert answer.provider == "perplexity"
     assert answer.diagnostics == []
+
+
+def test_sonar_reports_whether_it_searched() -> None:
+    searched = {
+        "id": "pplx-1",
+        "model": "sonar",
+        "citations": ["https://www.insee.fr/fr/statistiques"],
+        "choices": [
+            {"message": {"role": "assistant", "content": "Paris compte 2,1 M d’habitants [1]."}}
+        ],
+    }
+    assert extract(searched).extras["grounded_effective"] is True
+    none = {**searched, "citations": []}
+    assert extract(none).extras["grounded_effective"] is False

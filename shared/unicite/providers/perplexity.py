@@ -200,6 +200,8 @@ def _read_perplexity(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
         builder.extras["response_id"] = response_id
     if finish_reason:
         builder.extras["finish_reason"] = finish_reason
+    # Sonar models always search; the response shows it by the results it returns.
+    builder.extras["grounded_effective"] = any(sid is not None for sid in [*numbered, *found])
 
 
 def _agent_result(
