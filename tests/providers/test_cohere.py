@@ -189,3 +189,21 @@ def test_cohere_stream_citation_before_its_text_waits_for_it() -> None:
             announced_at[item.citation.start] = n
     assert announced_at[101] > 2
     assert collector.result() == extract(fixture("cohere_chat_v2_rag"))
+
+
+def test_an_anthropic_message_start_event_is_not_a_cohere_response() -> None:
+    event = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_01",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 12, "output_tokens": 1},
+        },
+    }
+    answer = extract(event)
+    assert answer.provider == "anthropic"
+    assert answer.diagnostics == ["stream ended before message_stop"]

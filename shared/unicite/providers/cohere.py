@@ -336,9 +336,15 @@ class CohereProvider(Provider):
     name = "cohere"
 
     def detect(self, data: Mapping[str, Any]) -> bool:
-        """A v2 chat response: a top-level ``message`` object with content or citations."""
+        """A v2 chat response: a top-level ``message`` object with content or citations.
+
+        A typed envelope (Anthropic's ``{"type": "message_start", "message": {...}}`` stream
+        event) is not one: Cohere's response has no ``type`` of its own.
+        """
         message = data.get("message")
         if not isinstance(message, Mapping) or "choices" in data or "candidates" in data:
+            return False
+        if isinstance(data.get("type"), str) or message.get("type") == "message":
             return False
         return isinstance(message.get("content"), list) or isinstance(
             message.get("citations"), list
