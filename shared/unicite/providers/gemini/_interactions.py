@@ -29,15 +29,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from unicite._data import to_plain
 from unicite._offsets import OffsetIndex
 from unicite._urls import is_redirect_url
 from unicite.model import Location, PageLocation
-from unicite.providers._base import CitationEvent, Provider, RebuildingStream
+from unicite.providers._base import Provider
 from unicite.providers._builder import AnswerBuilder
 from unicite.providers.gemini._keys import domain_hint
 from unicite.providers.gemini._response import add_source, claim_span, set_grounding_extras
-from unicite.providers.gemini._shape import _is_empty, _type_name
+from unicite.providers.gemini._shape import _is_empty, _type_name, renamed
+from unicite.providers.gemini._stream import SettlingStream
 
 __all__ = ["InteractionReader", "InteractionStream", "looks_like_event", "looks_like_interaction"]
 
@@ -87,23 +87,7 @@ def _snake_key(key: str) -> str:
 
 def _plain(value: Any) -> Any:
     """A snake_case copy of `value` with nulls dropped (SDK dumps write one per unset field)."""
-    kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool:
-        return value
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if item is None:
-                continue
-            name = _snake_key(key) if isinstance(key, str) else str(key)
-            if name in out and name != key:
-                continue  # the snake_case spelling of a field wins over its camelCase twin
-            out[name] = to_plain(item) if name in _OPAQUE else _plain(item)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    plain = to_plain(value)
-    return _plain(plain) if isinstance(plain, (dict, list)) else plain
+    return renamed(value, _snake_key, _OPAQUE)
 
 
 def looks_like_interaction(data: Mapping[str, Any]) -> bool:
@@ -546,7 +530,7 @@ def _close(item: dict[str, Any] | _TextBlock) -> dict[str, Any]:
     return item
 
 
-class InteractionStream(RebuildingStream):
+class InteractionStream(SettlingStream):
     """Rebuilds an interaction from its stream events and reads it as a final one."""
 
     def __init__(self, provider: Provider, **options: Any) -> None:
@@ -558,7 +542,6 @@ class InteractionStream(RebuildingStream):
         }
         self._completed = False
         self._unknown: set[str] = set()
-        self._settling = False
 
     def response(self) -> dict[str, Any]:
         """The interaction the events so far add up to."""
@@ -570,19 +553,8 @@ class InteractionStream(RebuildingStream):
             data["steps"] = []
         return data
 
-    def read(self, builder: AnswerBuilder) -> None:
-        """Read the rebuilt interaction; while announcing, as a text that may still grow."""
-        settling = self._settling and not self._completed
-        options = {**self.options, "settling": True} if settling else self.options
-        self.provider.read(self.response(), builder, **options)
-
-    def announce(self) -> list[CitationEvent]:
-        """Citations settled so far: one ending where the text so far does waits for the rest."""
-        self._settling = True
-        try:
-            return super().announce()
-        finally:
-            self._settling = False
+    def _growing(self) -> bool:
+        return not self._completed
 
     def take(self, event: Mapping[str, Any]) -> bool:
         """Merge one event; True when it brings annotations or ends a step or the interaction."""

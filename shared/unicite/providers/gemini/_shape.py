@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from unicite._data import to_plain
+from unicite.providers.gemini._keys import EXTRA_KEYS
 
 # Values of these fields are the caller's own data (function arguments, tool output): their keys
 # are never renamed.
@@ -26,13 +27,7 @@ _GROUNDING_FIELDS = frozenset(
         "groundingSupports",
         "webSearchQueries",
         "searchEntryPoint",
-        "retrievalMetadata",
-        "citations",
-        "citedSources",
-        "groundingAttributions",
-        "supportingContent",
-        "sources",
-        "webSearchSources",
+        *EXTRA_KEYS,
     }
 )
 _SEARCH_RAN_FIELDS = ("webSearchQueries", "retrievalQueries", "imageSearchQueries")
@@ -102,6 +97,15 @@ def _plain(value: Any) -> Any:
     API and ``model_dump(by_alias=True)`` give camelCase. Reading one shape makes them all give
     equal answers (``raw`` and extras included).
     """
+    return renamed(value, _camel, _OPAQUE_FIELDS)
+
+
+def renamed(value: Any, rename: Callable[[str], str], opaque: frozenset[str]) -> Any:
+    """A copy of `value` with every key renamed by ``rename`` and nulls dropped.
+
+    Values under an ``opaque`` key (after renaming) are copied as they are. When a mapping
+    holds a key in both spellings, the one already in the target spelling wins.
+    """
     kind = type(value)
     if kind is str or kind is int or kind is float or kind is bool:
         return value
@@ -110,15 +114,15 @@ def _plain(value: Any) -> Any:
         for key, item in value.items():
             if item is None:
                 continue
-            name = _camel(key) if isinstance(key, str) else str(key)
+            name = rename(key) if isinstance(key, str) else str(key)
             if name in out and name != key:
-                continue  # the camelCase spelling of a field wins over its snake_case twin
-            out[name] = to_plain(item) if name in _OPAQUE_FIELDS else _plain(item)
+                continue  # the target spelling of a field wins over its twin
+            out[name] = to_plain(item) if name in opaque else renamed(item, rename, opaque)
         return out
     if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
+        return [renamed(item, rename, opaque) for item in value]
     plain = to_plain(value)
-    return _plain(plain) if isinstance(plain, (dict, list)) else plain
+    return renamed(plain, rename, opaque) if isinstance(plain, (dict, list)) else plain
 
 
 def _looks_like_response(data: Mapping[str, Any]) -> bool:

@@ -126,7 +126,38 @@ def _merge_candidate(merged: dict[str, Any], chunk: Mapping[str, Any]) -> None:
             merged[key] = value
 
 
-class GeminiStream(RebuildingStream):
+class SettlingStream(RebuildingStream):
+    """A rebuilding stream whose text may still grow: announced claims never end in a word.
+
+    While announcing, the rebuilt response is read with ``settling=True`` (a claim ending
+    where the text so far ends waits for the next chunk) until `_growing` says the text is
+    complete; `finish` reads it as a final one.
+    """
+
+    def __init__(self, provider: Provider, **options: Any) -> None:
+        super().__init__(provider, **options)
+        self._settling = False
+
+    def _growing(self) -> bool:
+        """Whether the text read may still grow."""
+        raise NotImplementedError
+
+    def read(self, builder: AnswerBuilder) -> None:
+        """Read the rebuilt response; while announcing, as a text that may still grow."""
+        settling = self._settling and self._growing()
+        options = {**self.options, "settling": True} if settling else self.options
+        self.provider.read(self.response(), builder, **options)
+
+    def announce(self) -> list[CitationEvent]:
+        """Citations settled so far: one ending where the text so far does waits for the rest."""
+        self._settling = True
+        try:
+            return super().announce()
+        finally:
+            self._settling = False
+
+
+class GeminiStream(SettlingStream):
     """Rebuilds the final response from ``generateContent`` stream chunks.
 
     Text arrives in pieces and grounding on late chunks, whose segment offsets index the text of
@@ -144,21 +175,9 @@ class GeminiStream(RebuildingStream):
         self._candidates: dict[int, dict[str, Any]] = {}
         self._finished: set[int] = set()
         self._blocked = False
-        self._settling = False
 
-    def read(self, builder: AnswerBuilder) -> None:
-        """Read the rebuilt response; while announcing, as a text that may still grow."""
-        settling = self._settling and self.options.get("candidate", 0) not in self._finished
-        options = {**self.options, "settling": True} if settling else self.options
-        self.provider.read(self.response(), builder, **options)
-
-    def announce(self) -> list[CitationEvent]:
-        """Citations settled so far: one ending where the text so far does waits for the rest."""
-        self._settling = True
-        try:
-            return super().announce()
-        finally:
-            self._settling = False
+    def _growing(self) -> bool:
+        return self.options.get("candidate", 0) not in self._finished
 
     def response(self) -> dict[str, Any]:
         """The final response the chunks so far add up to."""
