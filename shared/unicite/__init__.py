@@ -28,6 +28,13 @@ from unicite.attribution import (
     verify,
 )
 from unicite.exceptions import CitationError, GroundingRequiredError, UniciteError, UsageError
+from unicite.generation import (
+    CitedGeneration,
+    agenerate_cited,
+    astream_cited,
+    generate_cited,
+    stream_cited,
+)
 from unicite.markers import (
     MarkerStream,
     MarkerStyle,
@@ -74,6 +81,7 @@ __all__ = [
     "CitationOrigin",
     "CitePolicy",
     "CitedAnswer",
+    "CitedGeneration",
     "EmbeddingScorer",
     "GroundingRequiredError",
     "JudgeScorer",
@@ -97,6 +105,8 @@ __all__ = [
     "UsageError",
     "__version__",
     "acollect_stream",
+    "agenerate_cited",
+    "astream_cited",
     "attribute",
     "byte_span",
     "citation_instructions",
@@ -109,6 +119,7 @@ __all__ = [
     "format_sources",
     "from_byte_span",
     "from_utf16_span",
+    "generate_cited",
     "inject_markers",
     "is_redirect_url",
     "json_schema",
@@ -122,6 +133,7 @@ __all__ = [
     "safe_href",
     "sanitize_display",
     "segment",
+    "stream_cited",
     "supports_hyperlinks",
     "truncate",
     "utf16_span",

@@ -13,6 +13,7 @@ server-sent-event log into the events `StreamCollector.feed` takes.
 from unicite._data import to_plain as to_data
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
+from unicite.providers._capabilities import Capabilities, LLMKind, capabilities, llm_kind
 from unicite.providers._extract import (
     PROVIDER_NAMES,
     StreamCollector,
@@ -28,17 +29,21 @@ from unicite.providers._sse import iter_sse, looks_like_sse
 __all__ = [
     "PROVIDER_NAMES",
     "AnswerBuilder",
+    "Capabilities",
     "CitationEvent",
+    "LLMKind",
     "Provider",
     "RebuildingStream",
     "StreamCollector",
     "StreamReader",
     "acollect_stream",
+    "capabilities",
     "collect_stream",
     "detect_provider",
     "extract",
     "extract_content",
     "iter_sse",
+    "llm_kind",
     "looks_like_sse",
     "register",
     "registered",
