@@ -79,7 +79,8 @@ def test_an_unknown_sid_is_fed_back_and_the_retry_is_cited() -> None:
     assert result.content == "La fête a lieu le 8 décembre [[S:1]]. Elle date de 1852 [[S:2]]."
     assert [c.source_ids for c in result.answer.citations] == [["lyon"], ["wiki"]]
     assert [s.id for s in result.sources_used] == ["lyon", "wiki"]
-    assert result.reason.startswith("retried after: marker '[[S:7]]'")
+    assert result.reason == ""
+    assert result.answer.diagnostics[-1].startswith("round 1 was asked again: marker '[[S:7]]'")
     envelope = result.envelope()
     assert list(envelope) == [
         "ok", "content", "format", "finished", "retries", "reason", "stats", "sources_used",

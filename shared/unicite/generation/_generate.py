@@ -266,11 +266,10 @@ class _Session:
         if self.required and not cited and not errors:
             errors.append("the answer cites no source")
         finished = not errors if self.required else self.checked.schema_ok is not False
-        if not self.required and errors and self.checked.schema_ok is not False:
-            finished = True
-        reason = "; ".join(errors) if not finished else ""
-        if finished and self.reasons:
-            reason = f"retried after: {self.reasons[-1]}"
+        reason = "" if finished else "; ".join(errors)
+        if self.reasons:
+            asked = [f"round {n} was asked again: {why}" for n, why in enumerate(self.reasons, 1)]
+            answer = answer.replace(diagnostics=[*answer.diagnostics, *asked])
         schema_ok = self.checked.schema_ok
         if self.strategy != "markers":
             validated = "citations" if cited else "none"

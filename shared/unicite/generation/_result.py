@@ -62,7 +62,8 @@ class CitedGeneration(BaseModel):
     """The answer meets the citation requirement (always True when citations are optional)."""
     retries: int = Field(ge=0)
     reason: str = ""
-    """Why it is not finished, or what the last retry fixed; empty when all went well."""
+    """Why it is not finished; empty when it is. What each retry fixed is in the answer's
+    ``diagnostics``."""
     stats: GenerationStats
     sources_used: list[Source] = Field(default_factory=list)
     """The sources the answer used: those it cites, and those the model declared with
