@@ -2,11 +2,18 @@
 
 `CitationCallbackHandler` collects each run's sources and cites its answer; `from_ai_message`
 reads the native citations LangChain messages carry; `with_citations`, `CitationOutputParser`,
-`cite_tools`, `citation_prompt` and `number_sources` fit unicite into LCEL chains and agents.
+`cite_tools`, `citation_prompt` and `number_sources` fit unicite into LCEL chains and agents;
+`cited_generation` answers a question from retrieved documents with `unicite.generate_cited`.
 """
 
 from importlib.metadata import version as _version
 
+from unicite_langchain._generation import (
+    GENERATION_DELTA_EVENT,
+    GENERATION_RETRY_EVENT,
+    CitedGenerationRunnable,
+    cited_generation,
+)
 from unicite_langchain._handler import CitationCallbackHandler
 from unicite_langchain._messages import from_ai_message, to_citation_annotations
 from unicite_langchain._parser import CitationOutputParser
@@ -19,13 +26,17 @@ __version__ = _version("unicite-langchain")
 
 __all__ = [
     "CITATIONS_EVENT",
+    "GENERATION_DELTA_EVENT",
+    "GENERATION_RETRY_EVENT",
     "CitationCallbackHandler",
     "CitationOutputParser",
+    "CitedGenerationRunnable",
     "CitedRunnable",
     "CitedTool",
     "__version__",
     "citation_prompt",
     "cite_tools",
+    "cited_generation",
     "from_ai_message",
     "number_sources",
     "to_citation_annotations",

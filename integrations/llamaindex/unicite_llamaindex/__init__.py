@@ -2,6 +2,9 @@
 
 - `CitedQueryEngine`: a drop-in `CitationQueryEngine` whose responses carry a validated
   `unicite.CitedAnswer` in ``response.metadata["citations"]``.
+- `CitedSynthesizer`: a response synthesizer for any query engine, answering with
+  `unicite.generate_cited` (checked, retried citations); ``response.metadata["generation"]``
+  is the `unicite.CitedGeneration`.
 - `CitationPostprocessor`: numbers retrieved nodes (``Source N:``) as citable sources.
 - `CitationEventHandler`: cites the LLM answers of anything LlamaIndex runs (agents,
   workflows) from instrumentation events and dispatches `CitationsEvent`s.
@@ -23,15 +26,23 @@ from unicite_llamaindex._engine import CitedQueryEngine
 from unicite_llamaindex._handler import CitationEventHandler
 from unicite_llamaindex._nodes import source_from_node
 from unicite_llamaindex._postprocessor import CitationPostprocessor
+from unicite_llamaindex._synthesizer import (
+    AsyncCitedStreamingResponse,
+    CitedStreamingResponse,
+    CitedSynthesizer,
+)
 from unicite_llamaindex.events import CitationsEvent, dispatcher
 
 __version__ = _version("unicite-llamaindex")
 
 __all__ = [
+    "AsyncCitedStreamingResponse",
     "CitationEventHandler",
     "CitationPostprocessor",
     "CitationsEvent",
     "CitedQueryEngine",
+    "CitedStreamingResponse",
+    "CitedSynthesizer",
     "__version__",
     "dispatcher",
     "from_citation_blocks",

@@ -17,7 +17,8 @@ class CitationsEvent(BaseEvent):
     """The citations of one LLM answer, read by unicite.
 
     Dispatched by `CitedQueryEngine` at the end of each query (for a stream, once it has been
-    consumed) and by `CitationEventHandler` after each LLM call that answered with text.
+    consumed), by `CitedSynthesizer` for each answer it generates, and by
+    `CitationEventHandler` after each LLM call that answered with text.
     ``span_id`` is the span the answer was produced in.
     """
 

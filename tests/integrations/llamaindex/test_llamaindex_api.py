@@ -12,10 +12,13 @@ from unicite_llamaindex import events
 
 def test_public_names() -> None:
     assert unicite_llamaindex.__all__ == [
+        "AsyncCitedStreamingResponse",
         "CitationEventHandler",
         "CitationPostprocessor",
         "CitationsEvent",
         "CitedQueryEngine",
+        "CitedStreamingResponse",
+        "CitedSynthesizer",
         "__version__",
         "dispatcher",
         "from_citation_blocks",
