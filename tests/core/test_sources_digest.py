@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -185,8 +186,13 @@ def test_default_tokenizer_is_the_estimate_when_the_encoding_cannot_load() -> No
 def test_default_tokenizer_counts_with_tiktoken_when_it_loads() -> None:
     pytest.importorskip("tiktoken")
     # A real tiktoken encoding built locally (one token per UTF-8 byte): no download needed.
+    # The default is used once its file is in tiktoken's cache (nothing is downloaded).
+    blob = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
     setup = (
-        "import tiktoken\n"
+        "import hashlib, os, tempfile, tiktoken\n"
+        "cache = tempfile.mkdtemp(); os.environ['TIKTOKEN_CACHE_DIR'] = cache\n"
+        f"key = hashlib.sha1({blob!r}.encode()).hexdigest()\n"
+        "open(os.path.join(cache, key), 'wb').close()\n"
         "encoding = tiktoken.Encoding(name='bytes', pat_str=r'[\\s\\S]',\n"
         "    mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})\n"
         "tiktoken.get_encoding = lambda name: encoding"
@@ -235,3 +241,17 @@ def test_digest_fits_the_budget_and_is_deterministic(
     assert estimate_tokens(digest) <= budget
     assert digest == build_digest(sources, budget, tokenizer="estimate")
     assert not re.search("[\ud800-\udfff]", digest)
+
+
+def test_the_default_tokenizer_never_downloads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    tiktoken_load = pytest.importorskip("tiktoken.load")
+
+    def no_network(blobpath: str) -> bytes:
+        raise AssertionError(f"build_digest tried to download {blobpath}")
+
+    monkeypatch.setattr(tiktoken_load, "read_file", no_network)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # an empty cache
+    digest = build_digest([Source(url="https://a.example/", title="Été", content="Chaud.")], 50)
+    assert digest.startswith("[sid:1] Été")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
@@ -116,9 +119,32 @@ def _tiktoken(name: str) -> _Tiktoken | None:
         return _ENCODINGS[name]
 
 
+# Where tiktoken keeps the default encoding once downloaded (its own cache rule, tiktoken.load).
+_DEFAULT_BLOB = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+
+def _default_is_cached() -> bool:
+    """Whether the default encoding loads without the network: its file is in tiktoken's cache.
+
+    Building a prompt must never download anything (offline machines, recorded HTTP
+    cassettes): by default tiktoken is used only once its file is on this machine.
+    """
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if cache_dir is None:
+        cache_dir = os.environ.get("DATA_GYM_CACHE_DIR")
+    if cache_dir is None:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if not cache_dir:
+        return False
+    key = hashlib.sha1(_DEFAULT_BLOB.encode(), usedforsecurity=False).hexdigest()
+    return os.path.exists(os.path.join(cache_dir, key))
+
+
 def _counter(tokenizer: str | Callable[[str], int] | None, notes: list[str]) -> _Counter:
     if tokenizer is None:
-        return _tiktoken(_DEFAULT_ENCODING) or _Estimate()
+        if _DEFAULT_ENCODING in _ENCODINGS or _default_is_cached():
+            return _tiktoken(_DEFAULT_ENCODING) or _Estimate()
+        return _Estimate()
     if tokenizer == "estimate":
         return _Estimate()
     if isinstance(tokenizer, str):
@@ -237,10 +263,11 @@ def build_digest(
             the short preview (falling back to the content).
         ledger: Number sources by their `SourceLedger.sid` instead of 1, 2, ... in order (not
             with a map).
-        tokenizer: ``None`` for tiktoken's ``o200k_base`` when tiktoken is installed and the
-            encoding loads (its first load downloads the file; offline that fails once per
-            process), else `estimate_tokens`; ``"estimate"`` for `estimate_tokens`; another
-            name for that tiktoken encoding; or any ``str -> int`` token counter.
+        tokenizer: ``None`` for tiktoken's ``o200k_base`` when tiktoken is installed and its
+            encoding file is already on this machine (tiktoken's cache: nothing is downloaded
+            by default), else `estimate_tokens`; ``"estimate"`` for `estimate_tokens`; another
+            name for that tiktoken encoding (loaded, and downloaded if need be, by tiktoken);
+            or any ``str -> int`` token counter.
         diagnostics: A list to append what had to be dropped to.
 
     Returns:
