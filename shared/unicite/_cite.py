@@ -206,8 +206,26 @@ def cite(
     cited = _number(cited, policy, escape=read_brackets)
     if notes:
         cited = cited.replace(diagnostics=_unique([*cited.diagnostics, *notes]))
+    cited = _with_ids(cited)
     _check_require(cited, policy.require, grounded=bool(shown or base.sources))
     return cited
+
+
+def _with_ids(answer: CitedAnswer) -> CitedAnswer:
+    """Give each citation without an id a stable one, ``ref-k`` from its place (seed 001)."""
+    if all(c.id is not None for c in answer.citations):
+        return answer
+    taken = {c.id for c in answer.citations if c.id is not None}
+    citations = []
+    for n, citation in enumerate(answer.citations):
+        if citation.id is None:
+            k = n
+            while f"ref-{k}" in taken:
+                k += 1
+            taken.add(f"ref-{k}")
+            citation = citation.model_copy(update={"id": f"ref-{k}"})
+        citations.append(citation)
+    return answer.replace(citations=citations)
 
 
 # --- inputs --------------------------------------------------------------------------------

@@ -385,6 +385,10 @@ class Citation(_Model):
     """Set by `unicite.verify`: calibrated probability that the cited source supports the claim."""
     marker_span: tuple[int, int] | None = None
     """Span of the citation marker in the text (``[1]``, an inline link), when there is one."""
+    id: str | None = None
+    """A stable id, unique within the answer (seed 001's ``ref-0``, ``ref-1``, …): the one
+    given, else set by `unicite.cite` from the citation's place in the answer it returns, and
+    kept through every later copy (renumbering, JSON, citing again)."""
     extras: dict[str, Any] = Field(default_factory=dict)
     """Provider fields the model has no place for."""
     raw: Any = Field(default=None, repr=False)
