@@ -131,8 +131,12 @@ Location = Annotated[
 ]
 """Where in a source a citation points, discriminated by `kind`."""
 
-SourceKind = Literal["web", "document", "file", "search_result", "tool", "place", "other"]
-"""What a source is: a web page, a document given in the request, an uploaded file, ..."""
+SourceKind = Literal[
+    "web", "document", "file", "search_result", "tool", "api", "mcp", "place", "other"
+]
+"""What a source is: a web page, a document given in the request, an uploaded file, a search
+result block, a tool's output, an HTTP API's response, an MCP tool's result, a place, ...
+(seed 001's ``web``, ``file``, ``api`` and ``mcp`` types among them)."""
 
 CitationOrigin = Literal[
     "native",
