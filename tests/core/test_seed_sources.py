@@ -207,12 +207,15 @@ def test_reconcile_and_filter_take_rows() -> None:
     kept = reconcile(ROWS, "Quand a lieu la Fête des Lumières à Lyon ?", ["date fête lumières"])
     assert [s.extras["sid"] for s in kept] == [3, 7]
     assert all(s.relevance is not None for s in kept)
-    assert kept[0].extras["reasoning"] == "Décrit la fête et sa date."
-    # A judge replying in the seed's reconciler format ("o_relevance") is read.
-    reply = '[{"sid": 1, "o_relevance": 0.93, "q_relevance": [{"qid": "1", "score": 0.9}]}]'
+    # This run's reasoning replaces the row's, and says what matched.
+    assert kept[0].extras["reasoning"].startswith("Matches ")
+    # A judge replying in the seed's reconciler format ("o_relevance"), by the rows' sids, is
+    # read; the row it leaves out was judged irrelevant and is dropped.
+    reply = '[{"sid": 3, "o_relevance": 0.93, "q_relevance": [{"qid": "1", "score": 0.9}]}]'
     notes: list[str] = []
-    judged = reconcile(ROWS, "Fête des Lumières", llm=lambda _: reply, diagnostics=notes)
-    assert [s.relevance for s in judged] == [0.93, None]
+    judged = reconcile(ROWS, "Fête des Lumières", ["date"], llm=lambda _: reply, diagnostics=notes)
+    assert [(s.extras["sid"], s.relevance) for s in judged] == [(3, 0.93)]
+    assert judged[0].extras["query_relevance"] == [{"qid": "1", "score": 0.9}]
     copy = {**ROWS[0], "sid": 4, "url": None}
     [only] = filter_content([ROWS[0], copy])
     assert only.extras["sid"] == 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -155,3 +156,192 @@ def test_pairs_at_a_loose_threshold_are_found() -> None:
     assert 0.3 < similarity < 0.5
     kept = filter_content([page("a", BASE), page("b", half)], threshold=similarity)
     assert len(kept) == 1
+
+
+def test_bad_llm_and_preview_chars() -> None:
+    with pytest.raises(UsageError, match="llm"):
+        filter_content([], llm="gpt")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="preview_chars"):
+        filter_content([], preview_chars=0)
+
+
+# --- the LLM judge (seed 004 §3.3) ------------------------------------------------------------
+
+
+def judge(*replies: str) -> tuple[Callable[[str], str], list[str]]:
+    """A scripted judge: its replies in turn; the prompts it got."""
+    prompts: list[str] = []
+    queue = iter(replies)
+
+    def llm(prompt: str) -> str:
+        prompts.append(prompt)
+        return next(queue)
+
+    return llm, prompts
+
+
+_pages_rng = random.Random(4)  # its own generator: the module's `rng` sequence stays as it was
+
+
+def words(count: int) -> list[str]:
+    return [_pages_rng.choice(VOCABULARY) for _ in range(count)]
+
+
+PAGES = [
+    page("alpha", words(200), published_at=datetime(2024, 1, 2, tzinfo=timezone.utc)),
+    page("beta", words(200)),
+    page("gamma", words(200), modified_at=datetime(2025, 3, 4, 5, 6, tzinfo=timezone.utc)),
+    page("delta", words(200)),
+]
+
+
+def test_judge_keeps_a_subset_in_order() -> None:
+    llm, prompts = judge("[4, 1]")
+    notes: list[str] = []
+    kept = filter_content(
+        PAGES, llm=llm, objective="Compare the w-words", preview_chars=50, diagnostics=notes
+    )
+    assert kept == [PAGES[0], PAGES[3]]
+    [prompt] = prompts
+    assert "Objective: Compare the w-words" in prompt
+    assert "[1] alpha (published 2024-01-02T00:00:00+00:00)\n" in prompt
+    assert "[3] gamma (modified 2025-03-04T05:06:00+00:00)\n" in prompt
+    assert "[4] delta\n" in prompt
+    for source in PAGES:  # the first 50 characters of each content, no more
+        assert (source.content or "")[:40] in prompt
+        assert (source.content or "")[:200] not in prompt
+    for quality in ("relevant", "substance", "unique", "fresher"):
+        assert quality in prompt
+    assert "JSON only" in prompt
+    assert notes == [
+        "filter_content: the LLM judge dropped sid 2 (https://beta.example/a)",
+        "filter_content: the LLM judge dropped sid 3 (https://gamma.example/a)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"keep": [1, 3]}',
+        "Keeping these:\n```json\n[1, 3]\n```",
+        '["1", 3.0]',
+    ],
+)
+def test_judge_reply_shapes(reply: str) -> None:
+    llm, _ = judge(reply)
+    assert filter_content(PAGES, llm=llm) == [PAGES[0], PAGES[2]]
+
+
+def test_unknown_sids_are_ignored() -> None:
+    llm, _ = judge('[2, 9, "x", true]')
+    notes: list[str] = []
+    assert filter_content(PAGES, llm=llm, diagnostics=notes) == [PAGES[1]]
+    assert 'filter_content: ignored unknown sids in the LLM\'s reply: 9, "x", true' in notes
+
+
+@pytest.mark.parametrize("reply", ["Keep them all, they are great.", '{"verdict": "ok"}', "{[1,"])
+def test_malformed_answer_keeps_everything(reply: str) -> None:
+    llm, prompts = judge(reply)
+    notes: list[str] = []
+    assert filter_content(PAGES, llm=llm, diagnostics=notes) == PAGES
+    assert len(prompts) == 1
+    [note] = notes
+    assert note.startswith("filter_content: the LLM's reply was malformed (")
+    assert note.endswith("); kept every source")
+
+
+def test_an_llm_that_raises_keeps_everything() -> None:
+    def llm(prompt: str) -> str:
+        raise TimeoutError("model busy")
+
+    notes: list[str] = []
+    assert filter_content(PAGES, llm=llm, diagnostics=notes) == PAGES
+    assert notes == ["filter_content: LLM judge failed (model busy); kept every source"]
+
+
+def test_an_empty_list_drops_everything() -> None:
+    llm, _ = judge("[]")
+    assert filter_content(PAGES, llm=llm) == []
+
+
+def test_a_stale_duplicate_is_dropped_locally_before_the_judge_sees_it() -> None:
+    now = datetime(2024, 6, 1, tzinfo=timezone.utc)
+    old = page("old", BASE, published_at=now - timedelta(days=400))
+    other = page("other", REWRITTEN)
+    fresh = page("fresh", SYNDICATED, modified_at=now)
+    llm, prompts = judge("[3]")
+    notes: list[str] = []
+    kept = filter_content(
+        [old, other, fresh], prefer_fresh=True, llm=llm, objective="w-words", diagnostics=notes
+    )
+    assert [s.url for s in kept] == [fresh.url]
+    assert kept[0].extras["near_duplicates"] == [old.id]
+    [prompt] = prompts
+    assert old.url is not None
+    assert old.url not in prompt
+    assert "] old" not in prompt
+    assert "[1]" not in prompt
+    # The fresh copy keeps its own number (its position in the input) for the judge.
+    assert prompt.index("[3] fresh") < prompt.index("[2] other")
+    assert notes[0].startswith(f"filter_content: dropped {old.id}")
+    assert notes[1] == f"filter_content: the LLM judge dropped sid 2 ({other.url})"
+
+
+def test_nothing_left_means_no_judge() -> None:
+    llm, prompts = judge()
+    assert filter_content([], llm=llm) == []
+    assert prompts == []
+
+
+SEED_ROWS = [
+    {
+        "sid": 3,
+        "title": "Zürich Hauptbahnhof",
+        "url": "https://zh.example/hb",
+        "content": "Der Zürcher Hauptbahnhof ist mit über 400 000 Reisenden täglich der größte.",
+        "published_time_iso": "2024-05-01T08:00:00Z",
+    },
+    {
+        "sid": 7,
+        "title": "東京駅",
+        "content": "東京駅は日本の鉄道網の中心であり、新幹線の起点です。",
+    },
+    {
+        "sid": 12,
+        "title": "Gare de Lyon",
+        "content": "La gare de Lyon est l'une des six grandes gares parisiennes.",
+        "modified_time_iso": "2025-02-01T00:00:00Z",
+    },
+]
+
+
+def test_seed_rows_in_and_out() -> None:
+    llm, prompts = judge("[12, 3, 1]")
+    notes: list[str] = []
+    kept = filter_content(SEED_ROWS, llm=llm, objective="Les plus grandes gares", diagnostics=notes)
+    [prompt] = prompts
+    assert "[3] Zürich Hauptbahnhof (published 2024-05-01T08:00:00+00:00)" in prompt
+    assert "[7] 東京駅\n東京駅は日本の鉄道網の中心" in prompt
+    assert "[12] Gare de Lyon (modified 2025-02-01T00:00:00+00:00)" in prompt
+    assert "Objective: Les plus grandes gares" in prompt
+    assert [(s.extras["sid"], s.title) for s in kept] == [
+        (3, "Zürich Hauptbahnhof"),
+        (12, "Gare de Lyon"),
+    ]
+    assert kept[0].content == SEED_ROWS[0]["content"]
+    assert notes == [
+        "filter_content: ignored unknown sids in the LLM's reply: 1",
+        "filter_content: the LLM judge dropped sid 7 (東京駅)",
+    ]
+
+
+def test_an_invoke_object_is_a_judge() -> None:
+    class Message:
+        content = "[7]"
+
+    class ChatModel:
+        def invoke(self, prompt: str) -> Message:
+            return Message()
+
+    kept = filter_content(SEED_ROWS, llm=ChatModel())
+    assert [s.extras["sid"] for s in kept] == [7]
