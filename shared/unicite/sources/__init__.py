@@ -11,6 +11,7 @@ from unicite.sources._ledger import (
     seed_sid,
     shown_numbers,
 )
+from unicite.sources._pipeline import asearch, search, to_seed_dict, to_seed_dicts
 from unicite.sources._reconcile import reconcile
 from unicite.sources._registry import (
     EXTRACTORS,
@@ -28,6 +29,7 @@ __all__ = [
     "ExtractorRegistry",
     "SourceLedger",
     "as_source",
+    "asearch",
     "build_digest",
     "current_ledger",
     "default_registry",
@@ -38,7 +40,10 @@ __all__ = [
     "page_key",
     "reconcile",
     "register",
+    "search",
     "seed_sid",
     "shown_numbers",
+    "to_seed_dict",
+    "to_seed_dicts",
     "unregister",
 ]
