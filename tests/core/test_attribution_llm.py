@@ -9,6 +9,8 @@ import pytest
 
 from unicite import Source, UsageError
 from unicite.attribution import attribute
+from unicite.model import CharLocation, PageLocation
+from unicite.sources import from_tool_output
 
 SOURCES = [
     Source(
@@ -315,3 +317,112 @@ def test_deeply_nested_reply_is_reported_without_crashing() -> None:
     answer = attribute(TEXT, SOURCES, method="llm", llm=FakeLLM("[" * 5000))
     assert answer.citations == []
     assert answer.diagnostics == ["the LLM reply holds no citations JSON: '" + "[" * 79 + "\u2026'"]
+
+
+# --- threshold ------------------------------------------------------------------------------
+
+MIXED = reply(
+    ("The Eiffel Tower is 330 metres tall.", 1, "full"),
+    ("The Eiffel Tower is 330 metres tall.", 2, "partial"),
+    ("It was completed in 1889.", 1, "partial"),
+    ("The Louvre exhibits about 38,000 objects.", 2, "maybe"),
+)
+
+
+def test_without_a_threshold_every_source_the_model_names_is_kept() -> None:
+    answer = attribute(TEXT, SOURCES, method="llm", llm=FakeLLM(MIXED))
+    assert spans(TEXT, answer.citations) == [
+        ("The Eiffel Tower is 330 metres tall.", ["eiffel", "louvre"]),
+        ("It was completed in 1889.", ["eiffel"]),
+        ("The Louvre exhibits about 38,000 objects.", ["louvre"]),
+    ]
+    assert [c.confidence for c in answer.citations] == [0.9, 0.5, None]
+    assert answer.diagnostics == []
+
+
+def test_a_threshold_keeps_the_links_whose_confidence_reaches_it() -> None:
+    answer = attribute(TEXT, SOURCES, method="llm", llm=FakeLLM(MIXED), threshold=0.7)
+    [tower] = answer.citations
+    assert spans(TEXT, [tower]) == [("The Eiffel Tower is 330 metres tall.", ["eiffel"])]
+    assert tower.confidence == 0.9
+    assert tower.extras["llm_confidence"] == {"eiffel": "full"}
+    assert answer.diagnostics == [
+        "threshold 0.7: dropped 3 of 4 claim-source link(s) the LLM gave below it: "
+        "2 'partial' (0.5), 1 with no 'full' or 'partial' label; 2 claim(s) left uncited"
+    ]
+    # The dropped sources are still the answer's, after the cited one.
+    assert [s.id for s in answer.sources] == ["eiffel", "louvre"]
+
+
+@pytest.mark.parametrize(
+    ("threshold", "kept"),
+    [(0.0, 4), (0.5, 3), (0.9, 1), (0.95, 0), (1, 0)],
+)
+def test_threshold_bounds(threshold: float, kept: int) -> None:
+    answer = attribute(TEXT, SOURCES, method="llm", llm=FakeLLM(MIXED), threshold=threshold)
+    assert sum(len(c.source_ids) for c in answer.citations) == kept
+    assert len(answer.diagnostics) == (0 if kept == 4 else 1)
+
+
+def test_the_first_source_left_after_the_threshold_is_located() -> None:
+    raw = reply(
+        ("The Eiffel Tower is 330 metres tall.", 2, "partial"),
+        ("The Eiffel Tower is 330 metres tall.", 1, "full"),
+    )
+    [citation] = attribute(TEXT, SOURCES, method="llm", llm=FakeLLM(raw), threshold=0.6).citations
+    assert citation.source_ids == ["eiffel"]
+    assert citation.quote == "The Eiffel Tower is 330 metres tall and was completed in 1889."
+
+
+@pytest.mark.parametrize("threshold", [-0.1, 1.5, True, "0.5"])
+def test_invalid_threshold_is_a_usage_error_in_llm_mode(threshold: object) -> None:
+    with pytest.raises(UsageError, match="threshold"):
+        attribute(TEXT, SOURCES, method="llm", llm=refuse, threshold=threshold)  # type: ignore[arg-type]
+
+
+# --- pages ----------------------------------------------------------------------------------
+
+
+def test_a_citation_of_a_paged_chunk_with_no_passage_found_points_at_its_page() -> None:
+    report = Source(
+        id="report",
+        kind="document",
+        title="annual-report-2023.pdf",
+        content="Subscription services in Europe and Asia drove the year.",
+        extras={"page": 11, "page_label": "12", "page_number": 12},
+    )
+    raw = reply(("Revenue grew 14% to $4.2 billion.", 1, "full"))
+    answer = attribute(
+        "Revenue grew 14% to $4.2 billion.", [report], method="llm", llm=FakeLLM(raw)
+    )
+    [citation] = answer.citations
+    assert citation.quote is None
+    assert citation.location == PageLocation(start_page=12, end_page=13)
+    # A passage found in the chunk is the finer location, and is kept.
+    raw = reply(("Subscription services drove the year.", 1, "full"))
+    text = "Subscription services drove the year."
+    [located] = attribute(text, [report], method="llm", llm=FakeLLM(raw)).citations
+    assert isinstance(located.location, CharLocation)
+
+
+@pytest.mark.parametrize("page", [None, 0, -3, True, "12", 12.0])
+def test_no_page_location_without_a_1_based_page_number(page: object) -> None:
+    source = Source(id="s", content="Unrelated words here.", extras={"page_number": page})
+    raw = reply(("Revenue grew 14%.", 1, "full"))
+    [citation] = attribute("Revenue grew 14%.", [source], method="llm", llm=FakeLLM(raw)).citations
+    assert citation.location is None
+
+
+def test_pages_from_retrieved_documents_reach_llm_citations() -> None:
+    documents = [
+        {
+            "page_content": "Operating margin improved to 21%.",
+            "metadata": {"source": "report.pdf", "page": 4, "page_label": "5"},
+        }
+    ]
+    [source] = from_tool_output("retriever", documents)
+    raw = reply(("Profitability rose sharply.", 1, "partial"))
+    [citation] = attribute(
+        "Profitability rose sharply.", [source], method="llm", llm=FakeLLM(raw)
+    ).citations
+    assert citation.location == PageLocation(start_page=5, end_page=6)

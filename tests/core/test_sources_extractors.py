@@ -300,13 +300,39 @@ def test_plain_text_from_a_fetch_tool_with_a_url_argument() -> None:
 # --- HTTP -----------------------------------------------------------------------------------
 
 
-def test_http_json_body_is_a_tool_source_at_its_url() -> None:
+def test_http_json_body_is_an_api_source_at_its_url() -> None:
     payload = data("http_json_response.json")
     [source], _ = read("http_get", payload)
-    assert source.kind == "tool"
+    assert source.kind == "api"
     assert source.url == payload["url"]
     assert source.content is not None
     assert json.loads(source.content) == payload["body"]
+    # The response's shape makes it an API response, whatever the tool is called.
+    [unnamed], _ = read("some_tool", payload)
+    assert (unnamed.kind, unnamed.url) == ("api", payload["url"])
+
+
+def test_http_tool_output_that_is_not_a_response_is_an_api_source() -> None:
+    # Seed 001's http_client: a tool the "http" extractor reads returns the JSON body alone.
+    body = data("http_json_response.json")["body"]
+    url = "https://api.open-meteo.com/v1/forecast"
+    for tool in ("http_client", "requests_get", "api_call", "curl"):
+        [source], _ = read(tool, body)
+        assert source.kind == "api", tool
+        assert source.content is not None
+        assert json.loads(source.content) == body
+    [plain], _ = read("http_client", "17.4")
+    assert (plain.kind, plain.content) == ("api", "17.4")
+    # The same output of a tool of no known kind stays a tool source.
+    [other], _ = read("weather_lookup", body)
+    assert other.kind == "tool"
+    # An HTML page or search results fetched through an HTTP tool are web pages still.
+    html = data("http_html_response.json")["text"]
+    [page], _ = read("http_client", html, {"url": url})
+    assert (page.kind, page.url) == ("web", url)
+    results = json.loads(data("http_search_api_response.json")["body"])
+    [hit], _ = read("http_client", results)
+    assert hit.kind == "web"
 
 
 def test_http_html_body_is_a_page_with_last_modified() -> None:
@@ -321,6 +347,7 @@ def test_http_body_holding_search_results_gives_the_results() -> None:
     [result], _ = read("http_post", text("http_search_api_response.json"))
     assert result.url == "https://tidesandcurrents.noaa.gov/predhist.html"
     assert result.rank == 0
+    assert result.kind == "web"  # a search API's results are web pages, not the API's answer
 
 
 def test_http_error_status() -> None:
@@ -337,6 +364,10 @@ def test_http_client_response_objects() -> None:
     [page], _ = read("http_get", response)
     assert page.url == "https://www.coastal-almanac.example/tides/explained"
     assert page.title == "Tide tables explained"
+    assert page.kind == "web"
+    body = data("http_json_response.json")["body"]
+    [api], _ = read("http_get", httpx.Response(200, json=body, request=request))
+    assert (api.kind, api.url) == ("api", "https://www.coastal-almanac.example/tides/explained")
     failed, notes = read("http_get", httpx.Response(503, text="busy", request=request))
     assert failed == []
     assert any("HTTP 503" in note for note in notes)
@@ -355,6 +386,8 @@ def test_langchain_documents() -> None:
     assert pdf_page.title == "annual-report-2023.pdf"
     assert pdf_page.extras["path"] == "reports/annual-report-2023.pdf"
     assert (pdf_page.extras["page"], pdf_page.extras["page_label"]) == (11, "12")
+    assert (pdf_page.extras["page_number"], next_page.extras["page_number"]) == (12, 13)
+    assert "page_number" not in press.extras  # a web page has no page number
     assert pdf_page.id == payload[0]["id"]  # the document's own id
     assert pdf_page.id != next_page.id
     assert press.url == payload[2]["metadata"]["source"]
@@ -383,6 +416,8 @@ def test_llamaindex_nodes_with_scores() -> None:
     assert handbook.provider_id == payload[0]["node"]["id_"] == handbook.id
     assert handbook.content == payload[0]["node"]["text"]
     assert handbook.title == "handbook.pdf"
+    assert (handbook.extras["page_label"], handbook.extras["page_number"]) == ("7", 7)
+    assert "page_number" not in policy.extras
     assert handbook.extras["score"] == pytest.approx(0.8423)
     assert (handbook.extras["start_char"], handbook.extras["end_char"]) == (1840, 1927)
     assert handbook.modified_at == datetime(2024, 3, 2, tzinfo=timezone.utc)
@@ -402,6 +437,8 @@ def test_llamaindex_objects() -> None:
         "Leave accrues monthly.",
         0.5,
     )
+    # The node's metadata is read too (its to_dict() names it "extra_info").
+    assert source.title == "a.pdf"
 
 
 # --- Wikipedia ------------------------------------------------------------------------------
@@ -446,31 +483,94 @@ def test_wikipedia_tool_returning_bare_text_uses_the_title_argument() -> None:
 # --- MCP and tool-result envelopes ----------------------------------------------------------
 
 
-def test_mcp_resources_and_links() -> None:
-    found, _ = read("mcp__docs__search", text("mcp_call_tool_result.json"))
+@pytest.mark.parametrize("tool", ["mcp__docs__search", "mcp.docs__search", "search_files"])
+def test_mcp_resources_and_links(tool: str) -> None:
+    found, _ = read(tool, text("mcp_call_tool_result.json"))
     retention, backups, wiki = found
+    # MCP resources are MCP sources (the result's shape says so, whatever the tool's name);
+    # a link to a web page is a web page.
     assert (retention.kind, retention.url, retention.title) == (
-        "file",
+        "mcp",
         "file:///srv/docs/policies/data-retention.md",
         "Data retention policy",
     )
     assert retention.snippet == "Retention periods for customer and employee records"
-    assert backups.kind == "document"
+    assert backups.kind == "mcp"
     assert backups.content is not None
     assert backups.content.startswith("# Backups")
     assert (wiki.kind, wiki.title) == ("web", "Retention (wiki)")
     assert [s.rank for s in found] == [1, 2, 3]  # positions among the content blocks
 
 
+def test_mcp_embedded_resource_at_a_web_uri_is_a_web_page() -> None:
+    resource = {"uri": "https://example.org/a", "mimeType": "text/html", "text": "A page."}
+    output = {"content": [{"type": "resource", "resource": resource}], "isError": False}
+    [page], _ = read("mcp__browser__read", output)
+    assert (page.kind, page.url, page.content) == ("web", "https://example.org/a", "A page.")
+
+
 def test_mcp_structured_content_is_read_once() -> None:
     [result], _ = read("mcp__search", text("mcp_structured_result.json"))
     assert result.url == "https://tidesandcurrents.noaa.gov/predhist.html"
+    assert result.kind == "web"  # search results with URLs are web pages
 
 
 def test_mcp_text_holding_search_json() -> None:
     [paper], _ = read("mcp__exa__web_search_exa", text("mcp_search_text_result.json"))
     assert paper.url == "https://arxiv.org/abs/1706.03762"
     assert paper.published_at == datetime(2017, 6, 12, tzinfo=timezone.utc)
+    assert paper.kind == "web"
+
+
+def test_mcp_fetch_result_is_a_web_page() -> None:
+    output = {"content": [{"type": "text", "text": text("mcp_fetch.txt")}], "isError": False}
+    for tool, payload in (
+        ("mcp__fetch__fetch", output),
+        ("mcp.fetch__fetch", text("mcp_fetch.txt")),
+    ):
+        [page], _ = read(tool, payload)
+        assert (page.kind, page.url) == ("web", "https://peps.python.org/pep-0654/"), tool
+
+
+@pytest.mark.parametrize("tool", ["mcp__weather__forecast", "mcp.weather__forecast", "forecast"])
+def test_mcp_result_text_no_reader_recognises_is_an_mcp_source(tool: str) -> None:
+    output = {"content": [{"type": "text", "text": "Sunny, 17 °C."}], "isError": False}
+    [source], _ = read(tool, output)
+    assert (source.kind, source.title, source.content) == ("mcp", tool, "Sunny, 17 °C.")
+
+
+def test_mcp_tool_by_name_keeps_unrecognised_output_as_mcp() -> None:
+    # LangChain's MCP adapters hand over the text of the result; the name says it is MCP.
+    [text_result], _ = read("mcp__weather__forecast", "Sunny, 17 °C.")
+    assert text_result.kind == "mcp"
+    [data_result], _ = read("mcp.github__get_issue", {"number": 7, "state": "open"})
+    assert data_result.kind == "mcp"
+    # A bare list of text blocks from an unnamed tool may be Anthropic's: it stays a tool source.
+    [plain], _ = read("forecast", [{"type": "text", "text": "Sunny."}])
+    assert plain.kind == "tool"
+    # Structured content no reader recognises is kept once, as an MCP source.
+    output = {
+        "content": [{"type": "text", "text": '{"temp": 17}'}],
+        "structuredContent": {"temp": 17},
+    }
+    [structured], _ = read("forecast", output)
+    assert structured.kind == "mcp"
+    assert json.loads(structured.content or "") == {"temp": 17}
+
+
+def test_anthropic_mcp_tool_result_block_is_an_mcp_result() -> None:
+    block = {
+        "type": "mcp_tool_result",
+        "tool_use_id": "mcptoolu_1",
+        "is_error": False,
+        "content": [{"type": "text", "text": "Sunny, 17 °C."}],
+    }
+    [source] = from_tool_output("forecast", block)
+    assert source.kind == "mcp"
+    assert source.origin == SourceOrigin(tool="forecast", call_id="mcptoolu_1")
+    failed, notes = read("forecast", {**block, "is_error": True})
+    assert failed == []
+    assert any("failed" in note for note in notes)
 
 
 def test_mcp_image_content_is_skipped_with_a_diagnostic() -> None:

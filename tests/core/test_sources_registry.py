@@ -98,13 +98,38 @@ def test_default_names_pick_their_extractor(registry: ExtractorRegistry) -> None
         "wikipedia": "wikipedia",
         "fetch_url": "fetch",
         "requests_get": "http",
+        "http_client": "http",
         "retrieve_documents": "documents",
+        "mcp__github__get_issue": "mcp",
+        "mcp.github__get_issue": "mcp",
+        "MCP__notes__read": "mcp",
     }
     assert {tool: registry.extractor_for(tool) for tool in expected} == {
         tool: EXTRACTORS[name] for tool, name in expected.items()
     }
     assert registry.extractor_for("example_tool") is None  # "exa" only as a word
+    assert registry.extractor_for("mcp_tool") is None  # MCP names are mcp.<server>__<tool>
     assert ExtractorRegistry(defaults=False).extractor_for("tavily_search") is None
+
+
+def test_http_and_mcp_extractors_give_api_and_mcp_sources(registry: ExtractorRegistry) -> None:
+    record = {"city": "Zürich", "temp_c": 17.5}
+    [api] = EXTRACTORS["http"]("my_client", "c1", {}, record)
+    [mcp] = EXTRACTORS["mcp"]("github_get_issue", "c1", {}, record)
+    [tool] = EXTRACTORS["auto"]("my_client", "c1", {}, record)
+    assert (api.kind, mcp.kind, tool.kind) == ("api", "mcp", "tool")
+    # Registered under the caller's own names, they tag what they read the same way.
+    registry.register("^github_", EXTRACTORS["mcp"])
+    registry.register("^weather_api$", EXTRACTORS["http"])
+    assert [s.kind for s in registry.extract("github_get_issue", record)] == ["mcp"]
+    assert [s.kind for s in registry.extract("weather_api", record)] == ["api"]
+    # An MCP tool's result stays an MCP one even when an HTTP-looking name is in it.
+    assert [s.kind for s in registry.extract("mcp__web__http_get", record)] == ["mcp"]
+    # Search results stay web pages whichever of them reads them.
+    for name in ("http", "mcp"):
+        found = EXTRACTORS[name]("t", None, {}, SEARCH)
+        assert len(found) == 3
+        assert {s.kind for s in found} == {"web"}
 
 
 def test_builtin_extractors_are_callable_with_the_public_signature() -> None:

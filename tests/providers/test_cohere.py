@@ -13,6 +13,7 @@ from providers._fixtures import load_json
 from providers.contract import ProviderContract
 
 from unicite import GroundingRequiredError
+from unicite.model import PageLocation
 from unicite.providers import StreamCollector, collect_stream, detect_provider, extract
 from unicite.providers.cohere import COHERE
 
@@ -207,3 +208,72 @@ def test_an_anthropic_message_start_event_is_not_a_cohere_response() -> None:
     answer = extract(event)
     assert answer.provider == "anthropic"
     assert answer.diagnostics == ["stream ended before message_stop"]
+
+
+# --- pages ----------------------------------------------------------------------------------
+
+
+def cited(text: str, *sources: dict[str, Any]) -> dict[str, Any]:
+    return {"start": 0, "end": len(text), "text": text, "sources": list(sources)}
+
+
+@pytest.mark.parametrize(
+    ("fields", "page"),
+    [
+        ({"page_number": 12}, 12),  # 1-based by name
+        ({"page_number": "12"}, 12),  # document fields often arrive as text
+        ({"page": 11, "page_label": "12"}, 12),  # LangChain PDF loader metadata: 0-based page
+        ({"page": "11", "page_label": "xii"}, 12),
+    ],
+)
+def test_a_document_with_a_page_is_cited_at_that_page(fields: dict[str, Any], page: int) -> None:
+    text = "Revenue grew 14%."
+    answer = extract(chat(text, cited(text, document(0, **fields))), strict=True)
+    [source] = answer.sources
+    assert source.extras["page_number"] == page
+    [citation] = answer.citations
+    assert citation.location == PageLocation(start_page=page, end_page=page + 1)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{}, {"page": 3}, {"page_number": 0}, {"page_number": "twelve"}, {"page_number": True}],
+)
+def test_no_page_location_without_an_unambiguous_page(fields: dict[str, Any]) -> None:
+    # A lone "page" may count from 0 or from 1: it is kept as it is, and not guessed.
+    text = "Revenue grew 14%."
+    answer = extract(chat(text, cited(text, document(0, **fields))))
+    [source] = answer.sources
+    assert "page_number" not in source.extras or source.extras["page_number"] == fields.get(
+        "page_number"
+    )
+    assert {k: source.extras[k] for k in fields} == fields
+    assert answer.citations[0].location is None
+
+
+def test_the_page_is_the_first_cited_documents() -> None:
+    text = "Revenue grew 14%."
+    tool = {"type": "tool", "id": "t:0", "tool_output": {"text": "14%", "page_number": 2}}
+    first_tool = extract(chat(text, cited(text, tool, document(0, page_number=5))))
+    assert first_tool.citations[0].location is None  # a tool's output is not a page of a file
+    first_doc = extract(chat(text, cited(text, document(0, page_number=5), tool)))
+    assert first_doc.citations[0].location == PageLocation(start_page=5, end_page=6)
+
+
+def test_streamed_citations_carry_the_page() -> None:
+    text = "Revenue grew 14%."
+    citation = cited(text, document(0, page_number=7))
+    events = [
+        {"type": "message-start", "id": "co-1", "delta": {"message": {"role": "assistant"}}},
+        {"type": "content-start", "index": 0, "delta": {"message": {"content": {"type": "text"}}}},
+        {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": text}}}},
+        {"type": "citation-start", "index": 0, "delta": {"message": {"citations": citation}}},
+        {"type": "citation-end", "index": 0},
+        {"type": "content-end", "index": 0},
+        {"type": "message-end", "delta": {"finish_reason": "COMPLETE"}},
+    ]
+    collector = StreamCollector()
+    announced = [item.citation for event in events for item in collector.feed(event)]
+    page = PageLocation(start_page=7, end_page=8)
+    assert [c.location for c in announced] == [page]
+    assert collector.result().citations[0].location == page

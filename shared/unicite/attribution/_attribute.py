@@ -126,7 +126,10 @@ def attribute(
     default: local, no model, no key) each claim is cited to every source whose calibrated
     support reaches the threshold, with the best-supporting passage of the strongest source as
     the citation's ``quote`` and `CharLocation`, and the probability as ``confidence``. With
-    ``method="llm"``, ``llm`` is asked which numbered source supports which claim.
+    ``method="llm"``, ``llm`` is asked which numbered source supports which claim and how
+    well (``full``: confidence 0.9, ``partial``: 0.5); the citation's ``quote`` and
+    `CharLocation` are the passage of its first source that best matches the claim, else the
+    source's page (`PageLocation`) when it is a chunk of a paged document.
 
     Args:
         text: The answer.
@@ -137,8 +140,11 @@ def attribute(
             or an object with a string ``content``, such as a chat message).
         scorer: For ``method="lexical"``: an `EmbeddingScorer`, `JudgeScorer` or other `Scorer`
             that re-scores the located passages.
-        threshold: The support a source needs to be cited; defaults to the fitted threshold
-            (or the scorer's).
+        threshold: The support a source needs to be cited. Lexical: defaults to the fitted
+            threshold (or the scorer's). LLM: compared with the model's label (``full`` 0.9,
+            ``partial`` 0.5; a link without a label counts as 0), so 0.6 to 0.9 keeps only
+            the sources the model says fully support a claim; by default every source the
+            model names is kept. A diagnostic counts the links a threshold dropped.
         max_sources: Cite at most this many sources per claim, strongest first.
         batch_chars: For ``method="llm"``: answer characters per prompt; longer answers are
             sent in several prompts.
@@ -181,7 +187,9 @@ def attribute(
         diagnostics.append("no source has text: nothing to attribute")
         return build_answer(text, prepared, [], diagnostics)
     if llm is not None:  # method == "llm", checked above
-        citations = llm_citations(text, split.claims, prepared, llm, batch_chars, diagnostics)
+        citations = llm_citations(
+            text, split.claims, prepared, llm, batch_chars, diagnostics, threshold=threshold
+        )
     else:
         citations = lexical_citations(
             text, split.claims, usable, scorer=scorer, threshold=threshold, max_sources=max_sources

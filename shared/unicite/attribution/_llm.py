@@ -4,6 +4,12 @@ The reply is parsed whatever the model wraps around it (code fences, prose, trai
 single quotes, Python literals, a cut-off array); each claim is located in the answer exactly,
 then after whitespace and Unicode normalization, then fuzzily. What cannot be used becomes a
 diagnostic.
+
+Confidence is the model's own label as a number (`CONFIDENCE`: ``full`` 0.9, ``partial`` 0.5);
+an entry without one of these labels has none. A ``threshold`` keeps only the claim–source
+links whose confidence reaches it (an unlabelled link counts as 0), so 0.6 to 0.9 keeps the
+``full`` ones alone; without a threshold every link the model gives is kept. A diagnostic
+counts what a threshold dropped.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from unicite._text import truncate
 from unicite.attribution import _lexical as lexical
 from unicite.attribution._claims import Claim
 from unicite.exceptions import UsageError
-from unicite.model import CharLocation, Citation, Source
+from unicite.model import CharLocation, Citation, Location, PageLocation, Source
 
 __all__ = [
     "CONFIDENCE",
@@ -501,8 +507,13 @@ def llm_citations(
     llm: Callable[[str], Any],
     batch_chars: int,
     diagnostics: list[str],
+    threshold: float | None = None,
 ) -> list[Citation]:
-    """Ask `llm` about each batch of the answer and turn its replies into citations."""
+    """Ask `llm` about each batch of the answer and turn its replies into citations.
+
+    With a `threshold`, a claim keeps only the sources whose label's confidence reaches it
+    (see the module's docstring); a claim left with none is not cited.
+    """
     locator = Locator(text)
     merged: dict[tuple[int, int], dict[str, Any]] = {}
     for lo, hi in _batches(claims, batch_chars):
@@ -528,7 +539,63 @@ def llm_citations(
                 if source_id not in slot["ids"]:
                     slot["ids"].append(source_id)
                     slot["labels"].append(entry.label)
+    if threshold is not None:
+        merged = _above(merged, threshold, diagnostics)
     return [_citation(text, span, slot, sources) for span, slot in sorted(merged.items())]
+
+
+def _page_location(source: Source) -> PageLocation | None:
+    """The page of a paged document's chunk (1-based ``extras["page_number"]``), if it has one.
+
+    The extractors keep the page a retrieved chunk lies on there (LangChain's 0-based ``page``
+    plus one, LlamaIndex's numeric ``page_label``, Gemini File Search's ``page_number``): a
+    citation of the chunk that locates no passage in it points at that page.
+    """
+    page = source.extras.get("page_number")
+    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+        return None
+    return PageLocation(start_page=page, end_page=page + 1)
+
+
+def _confidence(label: str | None) -> float:
+    """The confidence of a model's label; 0 for a missing or unknown one."""
+    return CONFIDENCE.get(label, 0.0) if label is not None else 0.0
+
+
+def _above(
+    merged: dict[tuple[int, int], dict[str, Any]], threshold: float, diagnostics: list[str]
+) -> dict[tuple[int, int], dict[str, Any]]:
+    """The claim-source links whose confidence reaches `threshold`; a diagnostic counts the rest."""
+    kept: dict[tuple[int, int], dict[str, Any]] = {}
+    total = 0
+    dropped: dict[str, int] = {}  # by label ("" for a missing or unknown one)
+    for span, slot in merged.items():
+        pairs = list(zip(slot["ids"], slot["labels"], strict=True))
+        total += len(pairs)
+        keep = [(sid, label) for sid, label in pairs if _confidence(label) >= threshold]
+        for _, label in pairs:
+            if _confidence(label) < threshold:
+                key = label if label in CONFIDENCE else ""
+                dropped[key] = dropped.get(key, 0) + 1
+        if keep:
+            kept[span] = {
+                **slot,
+                "ids": [sid for sid, _ in keep],
+                "labels": [label for _, label in keep],
+            }
+    if dropped:
+        why = [
+            f"{n} {label!r} ({CONFIDENCE[label]})" for label, n in sorted(dropped.items()) if label
+        ]
+        if "" in dropped:
+            why.append(f"{dropped['']} with no 'full' or 'partial' label")
+        lost = len(merged) - len(kept)
+        diagnostics.append(
+            f"threshold {threshold}: dropped {sum(dropped.values())} of {total} claim-source "
+            f"link(s) the LLM gave below it: {', '.join(why)}"
+            + (f"; {lost} claim(s) left uncited" if lost else "")
+        )
+    return kept
 
 
 def _citation(
@@ -541,7 +608,7 @@ def _citation(
     if slot["how"] != "exact":
         extras["located"] = slot["how"]
     quote = None
-    location = None
+    location: Location | None = None
     first = next(s for s in sources if s.id == slot["ids"][0])
     body = first.content if first.content and first.content.strip() else first.snippet
     if body and body.strip():
@@ -552,6 +619,9 @@ def _citation(
         if match is not None:
             quote = body[match.start : match.end]
             location = CharLocation(start=match.start, end=match.end)
+    if location is None:
+        # No passage found: the page of a paged document's chunk is still where it points.
+        location = _page_location(first)
     return Citation(
         start=start,
         end=end,

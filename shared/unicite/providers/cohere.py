@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from unicite.model import Citation
+from unicite.model import Citation, PageLocation
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
 
@@ -17,6 +17,29 @@ _DOCUMENT_FIELDS = {"id", "text", "title", "url"}
 
 def _is_http(url: str) -> bool:
     return url.lower().startswith(("http://", "https://"))
+
+
+def _whole(value: object) -> int | None:
+    """An int given as an int or as digits (``12``, ``"12"``), else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = value.strip() if isinstance(value, str) else ""
+    return int(text) if text.isdigit() and len(text) <= 9 else None
+
+
+def _page_number(document: Mapping[str, Any]) -> int | None:
+    """The 1-based page a document (a chunk of a paged file) is on, when its fields say so.
+
+    A document's fields are the caller's: ``page_number`` is read as 1-based; ``page`` beside
+    ``page_label`` as the 0-based page index of LangChain's PDF loaders, whose metadata this
+    pair is; a lone ``page`` may count from 0 or from 1 and is not guessed (it stays in
+    ``extras["page"]``).
+    """
+    page = _whole(document.get("page_number"))
+    if page is None and "page_label" in document:
+        index = _whole(document.get("page"))
+        page = index + 1 if index is not None else None
+    return page if page is not None and page >= 1 else None
 
 
 class _CohereReader:
@@ -84,21 +107,31 @@ class _CohereReader:
             sid = self.source(source, f"{path}.sources[{n}]")
             if sid is not None:
                 ids.append(sid)
-        if not self.builder.cite(start, end, ids, raw=item, where=path):
+        source_ids = [sid for sid in dict.fromkeys(ids) if sid in self.builder.ledger]
+        location = self.page(source_ids[0]) if source_ids else None
+        if not self.builder.cite(start, end, ids, location=location, raw=item, where=path):
             return None
         return Citation.model_construct(
             start=start,
             end=end,
             text=self.builder.text[start:end],
-            source_ids=[sid for sid in dict.fromkeys(ids) if sid in self.builder.ledger],
+            source_ids=source_ids,
             quote=None,
-            location=None,
+            location=location,
             origin="native",
             confidence=None,
             marker_span=None,
             extras={},
             raw=item,
         )
+
+    def page(self, source_id: str) -> PageLocation | None:
+        """The page a citation of this source points at: a document that is a page of a file."""
+        source = self.builder.ledger.get(source_id)
+        if source is None or source.kind != "document":
+            return None
+        page = _page_number(source.extras)
+        return PageLocation(start_page=page, end_page=page + 1) if page is not None else None
 
     def source(self, item: object, path: str) -> str | None:
         if not isinstance(item, Mapping):
@@ -112,13 +145,17 @@ class _CohereReader:
             bpath = f"{path}.document"
             url = read.text(body, "url", bpath)
             text = read.text(body, "text", bpath)
+            extras = {k: v for k, v in body.items() if k not in _DOCUMENT_FIELDS}
+            page = _page_number(body)
+            if page is not None:
+                extras["page_number"] = page  # 1-based, as the extractors keep it
             fields = {
                 "kind": "document",
                 "provider_id": source_id or read.text(body, "id", bpath),
                 "title": read.text(body, "title", bpath),
                 "url": url if url and _is_http(url) else None,
                 "content": text or None,
-                "extras": {k: v for k, v in body.items() if k not in _DOCUMENT_FIELDS},
+                "extras": extras,
                 "raw": item,
             }
         elif kind == "tool":

@@ -1,4 +1,11 @@
-"""Helpers shared by the tool-output extractors: the call context, field readers, HTML and dates."""
+"""Helpers shared by the tool-output extractors: the call context, field readers, HTML and dates.
+
+Pages: a retrieved chunk that knows its page keeps it in ``extras["page_number"]`` as a 1-based
+int (seed 001's ``pageNumber``), read by `page_number` from the loader's metadata; the loader's
+own values stay beside it (``extras["page"]``, ``extras["page_label"]``) as they were given.
+Post-hoc attribution points a citation of such a source that locates nothing finer at that
+page (``PageLocation(start_page=p, end_page=p + 1)``).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ from unicite.model import Source, SourceKind, SourceOrigin
 
 __all__ = [
     "CONTENT_KEYS",
+    "MCP_TOOL_RE",
     "MODIFIED_KEYS",
     "PUBLISHED_KEYS",
     "SNIPPET_KEYS",
@@ -34,6 +42,7 @@ __all__ = [
     "html_page",
     "is_url",
     "looks_like_html",
+    "page_number",
     "parse_date",
     "score_of",
     "strip_tags",
@@ -305,18 +314,72 @@ def _text(value: object) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
+# --- pages ------------------------------------------------------------------------------------
+
+
+def _count(value: object) -> int | None:
+    """A page count or index given as an int or as digits (``11``, ``"11"``), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 9:
+        return int(value.strip())
+    return None
+
+
+def page_number(metadata: Mapping[str, Any], *, bare_page: bool = True) -> int | None:
+    """The 1-based page a retrieved chunk lies on, from its loader's metadata; None if unknown.
+
+    - ``page_number`` is 1-based (Unstructured, LlamaParse, Gemini File Search): taken as it is.
+    - ``page`` is the 0-based page index of LangChain's PDF loaders (PyPDF, PyMuPDF,
+      PDFPlumber, PyPDFium2): page 11 is the 12th page, so 12. With ``bare_page=False`` it is
+      only read beside a ``page_label`` (the PyPDF loader's pair): a lone ``page`` in free-form
+      data (a Cohere document) may count from 0 or from 1, and is not guessed.
+    - ``page_label`` is the label printed on the page (LlamaIndex's PDF reader, where it is the
+      1-based page unless the PDF numbers its pages otherwise): used when it is a plain number
+      and nothing above is given. Roman numerals and other labels give None.
+    """
+    given = _count(metadata.get("page_number"))
+    if given is not None:
+        return given if given >= 1 else None
+    index = _count(metadata.get("page"))
+    label = metadata.get("page_label")
+    if index is not None and index >= 0 and (bare_page or isinstance(label, (str, int))):
+        return index + 1
+    from_label = _count(label)
+    return from_label if from_label is not None and from_label >= 1 else None
+
+
 # --- the call being read ----------------------------------------------------------------------
+
+MCP_TOOL_RE = re.compile(r"^mcp(?:\.|__).", re.IGNORECASE)
+"""Names of MCP tools as agents expose them: seed 001's ``mcp.<server>__<tool>`` and
+``mcp__<server>__<tool>`` (Claude Code, Claude Agent SDK)."""
 
 
 @dataclass
 class ToolCall:
-    """One tool call being read: who made it, with what arguments, and what went wrong."""
+    """One tool call being read: who made it, with what arguments, and what went wrong.
+
+    ``raw_kind`` is the kind of a source that holds the call's output as it is (output no
+    reader recognised): ``"tool"``, ``"mcp"`` for an MCP tool's result (a tool named like
+    `MCP_TOOL_RE`, or output that is an MCP ``CallToolResult``), ``"api"`` for an HTTP API's
+    response. Recognised web pages and documents keep their own kinds whatever the transport.
+    """
 
     tool: str
     call_id: str | None
     arguments: dict[str, Any]
     diagnostics: list[str] = field(default_factory=list)
     _origin: SourceOrigin | None = field(default=None, repr=False, compare=False)
+    raw_kind: SourceKind = "tool"
+
+    def __post_init__(self) -> None:
+        if self.raw_kind == "tool" and MCP_TOOL_RE.match(self.tool):
+            self.raw_kind = "mcp"
 
     @property
     def origin(self) -> SourceOrigin:

@@ -14,6 +14,7 @@ from unicite.sources._common import (
     first_str,
     first_value,
     is_url,
+    page_number,
     score_of,
     url_in,
 )
@@ -33,8 +34,14 @@ def path_title(path: str) -> str:
 def _document(
     item: Mapping[str, Any], rank: int | None, call: ToolCall, *, text: str | None, score: Any
 ) -> Source | None:
-    """A retrieved chunk: URL or file path, title, page and score from its ``metadata``."""
-    metadata = as_mapping(item.get("metadata")) or {}
+    """A retrieved chunk: URL or file path, title, page and score from its ``metadata``.
+
+    ``extras["page_number"]`` is the 1-based page the chunk lies on (see `page_number`:
+    LangChain's 0-based ``page`` plus one, LlamaIndex's numeric ``page_label``); ``page`` and
+    ``page_label`` keep the loader's own values.
+    """
+    # LlamaIndex nodes dump their metadata as "extra_info" (its old name) in to_dict().
+    metadata = as_mapping(item.get("metadata")) or as_mapping(item.get("extra_info")) or {}
     source_field = first_str(metadata, "source", "file_path", "path")
     url = url_in(metadata) or (source_field if is_url(source_field) else None)
     path = None if url or source_field is None else source_field
@@ -59,6 +66,7 @@ def _document(
             "path": path,
             "page": metadata.get("page", metadata.get("page_number")),
             "page_label": metadata.get("page_label"),
+            "page_number": page_number(metadata),
             "start_char": item.get("start_char_idx"),
             "end_char": item.get("end_char_idx"),
         },

@@ -1,4 +1,22 @@
-"""Shape sniffing over every reader (`sniff`), and the built-in readers for named tools."""
+"""Shape sniffing over every reader (`sniff`), and the built-in readers for named tools.
+
+What kind of source each output gives (seed 001's ``web`` / ``file`` / ``api`` / ``mcp``):
+
+- A web page is ``web`` however it arrived: search results, a fetched or scraped page, an HTML
+  body of an HTTP response, an MCP fetch or search tool's pages, a resource at an
+  ``http(s)`` URI. Retrieved chunks (LangChain, LlamaIndex) are ``document``.
+- ``api``: the JSON body of an HTTP client's response (``{url, status, headers, body}``, an
+  httpx / requests response) that is not a list of search results or pages, kept whole at the
+  response's URL; and any unrecognised output of a tool the ``http`` extractor reads
+  (``http_get``, ``requests_post``, ``curl``, ``api_call``..., seed 001's ``http_client``).
+- ``mcp``: what an MCP tool returns that is not a web page or a document: MCP resources
+  (``resource_link`` and embedded ``resource`` content at a ``file://`` or other non-web URI)
+  and the result's text when no reader recognises it. A result is an MCP one when it is shaped
+  as a ``CallToolResult`` (``content`` with ``isError`` / ``structuredContent``, or resource
+  content), arrives in an Anthropic ``mcp_tool_result`` block, or its tool is named like seed
+  001's ``mcp.<server>__<tool>`` or ``mcp__<server>__<tool>`` (`MCP_TOOL_RE`).
+- ``tool``: any other output no reader recognises, kept as it is.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +25,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from unicite.model import Source
-from unicite.sources._common import ToolCall, as_mapping, collect, compact_json, first_str, is_url
+from unicite.model import Source, SourceKind
+from unicite.sources._common import (
+    MCP_TOOL_RE,
+    ToolCall,
+    as_mapping,
+    collect,
+    compact_json,
+    first_str,
+    is_url,
+)
 from unicite.sources._decode import (
     NO_RESULTS_RE,
     decode_output,
@@ -51,6 +77,12 @@ Reader = Callable[[Any, ToolCall], list[Source] | None]
 
 _MAX_DEPTH = 4
 _MCP_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+_MCP_ONLY = frozenset({"resource_link", "resource"})
+"""Content block types only MCP results have (Anthropic tool results have none of them)."""
+
+
+def _is_web(uri: str | None) -> bool:
+    return uri is not None and uri.lower().startswith(("http://", "https://"))
 
 
 def _is_mcp_blocks(value: object) -> bool:
@@ -78,22 +110,25 @@ def _mcp(data: Any, call: ToolCall, depth: int) -> list[Source] | None:
         content, structured = data, None
     else:
         return None
-    sources: list[Source] = []
+    blocks = dicts(content)
+    if mapping is not None or any(b.get("type") in _MCP_ONLY for b in blocks):
+        call.raw_kind = "mcp"  # a CallToolResult, or content only MCP has
+    found_in: list[tuple[Source, bool]] = []  # each source, and whether it is raw text
     if structured is not None:
         # The spec has servers repeat structured content as JSON text; read it once.
-        sources.extend(_sniff_data(structured, call, depth + 1))
-    blocks = dicts(content)
+        found_in.extend((s, False) for s in _sniff_data(structured, call, depth + 1))
     for index, block in enumerate(blocks):
-        if block.get("type") == "text" and structured is not None:
+        is_text = block.get("type") == "text"
+        if is_text and structured is not None:
             continue
         found = _mcp_block(block, index, call, depth)
         if len(found) == 1 and found[0].rank is None and len(blocks) > 1:
             found = [found[0].model_copy(update={"rank": index})]
-        sources.extend(found)
-    if any(s.kind != "tool" for s in sources):
+        found_in.extend((s, is_text and s.kind == call.raw_kind) for s in found)
+    if any(not raw for _, raw in found_in):
         # Text beside links and resources describes them; it is not a source of its own.
-        sources = [s for s in sources if s.kind != "tool"]
-    return sources
+        return [s for s, raw in found_in if not raw]
+    return [s for s, _ in found_in]
 
 
 def _mcp_block(block: Mapping[str, Any], index: int, call: ToolCall, depth: int) -> list[Source]:
@@ -106,7 +141,7 @@ def _mcp_block(block: Mapping[str, Any], index: int, call: ToolCall, depth: int)
         return collect(
             [
                 call.source(
-                    kind="web" if uri and uri.lower().startswith("http") else "file",
+                    kind="web" if _is_web(uri) else "mcp",
                     raw=block,
                     url=uri,
                     title=first_str(block, "title", "name"),
@@ -124,7 +159,7 @@ def _mcp_block(block: Mapping[str, Any], index: int, call: ToolCall, depth: int)
         return collect(
             [
                 call.source(
-                    kind="document" if text is not None else "file",
+                    kind="web" if _is_web(uri) else "mcp",
                     raw=block,
                     url=uri,
                     title=first_str(resource, "title", "name")
@@ -171,12 +206,12 @@ def _http_response(data: Any, call: ToolCall, depth: int) -> list[Source] | None
     if body is None:
         return []
     inner = _sniff_data(body, call, depth + 1)
-    if inner and not all(s.kind == "tool" for s in inner):
-        return inner
+    if inner and not all(s.kind == call.raw_kind for s in inner):
+        return inner  # search results or pages in the body: web pages, not the API's answer
     return collect(
         [
             call.source(
-                kind="tool",
+                kind="api",
                 raw=mapping,
                 url=url,
                 title=call.tool,
@@ -192,7 +227,8 @@ def _unwrap(data: Any, call: ToolCall) -> Any:
 
     LangChain ``ToolMessage`` (``artifact`` preferred: it holds the structured output of
     ``content_and_artifact`` tools), LangChain serialized objects, OpenAI
-    ``function_call_output`` items and Anthropic ``tool_result`` blocks; at most three
+    ``function_call_output`` items and Anthropic ``tool_result`` / ``mcp_tool_result`` blocks
+    (the latter marks the output as an MCP result); at most three
     envelopes deep (what is left is read as it is).
     """
     for _ in range(3):
@@ -209,8 +245,10 @@ def _unwrap(data: Any, call: ToolCall) -> Any:
         elif kind == "function_call_output" and "output" in mapping:
             call.call_id = call.call_id or first_str(mapping, "call_id")
             data = mapping["output"]
-        elif kind == "tool_result" and "tool_use_id" in mapping:
+        elif kind in ("tool_result", "mcp_tool_result") and "tool_use_id" in mapping:
             call.call_id = call.call_id or first_str(mapping, "tool_use_id")
+            if kind == "mcp_tool_result":
+                call.raw_kind = "mcp"  # Anthropic's MCP connector
             if mapping.get("is_error") is True:
                 return {"isError": True, "content": mapping.get("content")}
             data = mapping.get("content")
@@ -227,8 +265,8 @@ def _unwrap(data: Any, call: ToolCall) -> Any:
 
 
 def _raw_text(text: str, call: ToolCall) -> list[Source]:
-    """Tool output read as it is: one ``tool`` source titled with the tool's name."""
-    return collect([call.source(kind="tool", raw=text, title=call.tool, content=text)])
+    """Tool output read as it is: one source (``tool``, ``mcp``, ``api``) titled with the tool."""
+    return collect([call.source(kind=call.raw_kind, raw=text, title=call.tool, content=text)])
 
 
 _TEXT_READERS: tuple[Callable[[str, ToolCall], list[Source] | None], ...] = (
@@ -337,7 +375,7 @@ def _sniff_data(data: Any, call: ToolCall, depth: int = 0) -> list[Source]:
         call.note("returned an empty result")
         return []
     return collect(
-        [call.source(kind="tool", raw=data, title=call.tool, content=compact_json(data))]
+        [call.source(kind=call.raw_kind, raw=data, title=call.tool, content=compact_json(data))]
     )
 
 
@@ -361,6 +399,20 @@ def _named(*readers: Reader) -> Reader:
     return read
 
 
+def _raw_as(kind: SourceKind, reader: Reader, *, override: bool) -> Reader:
+    """`reader`, with output it does not recognise kept as a `kind` source (not ``tool``).
+
+    With ``override=False`` a kind already known for the call (an MCP tool's) is kept.
+    """
+
+    def read(data: Any, call: ToolCall) -> list[Source] | None:
+        if override or call.raw_kind == "tool":
+            call.raw_kind = kind
+        return reader(data, call)
+
+    return read
+
+
 def _text_reader(reader: Callable[[str, ToolCall], list[Source] | None]) -> Reader:
     """A text-format reader that declines data that is not text."""
 
@@ -373,7 +425,12 @@ def _text_reader(reader: Callable[[str, ToolCall], list[Source] | None]) -> Read
 NAMED_READERS: dict[str, tuple[str, Reader]] = {
     # name: (default tool-name pattern, reader); registered in this order, so later ones win.
     "auto": ("", sniff),
-    "http": (r"http|requests?_(?:get|post)|curl|api_call", _named()),
+    # MCP tools first: a search or fetch server's own reader (below) wins over it by name.
+    "mcp": (MCP_TOOL_RE.pattern, _raw_as("mcp", _named(), override=True)),
+    "http": (
+        r"http|requests?_(?:get|post)|curl|api_call",
+        _raw_as("api", _named(), override=False),
+    ),
     "fetch": (
         r"fetch|scrape|crawl|browse|read_?url|web_?page|get_?page|firecrawl|jina|reader",
         _named(firecrawl_jina, _text_reader(fetched_text), page_dict),

@@ -62,8 +62,11 @@ EXTRACTORS: Mapping[str, Extractor] = types.MappingProxyType(
 
 ``"auto"`` is the shape-sniffing fallback; the others (``"tavily"``, ``"serper"``,
 ``"google_cse"``, ``"brave"``, ``"exa"``, ``"searxng"``, ``"bing"``, ``"duckduckgo"``,
-``"wikipedia"``, ``"fetch"``, ``"http"``, ``"documents"``) try their tool's shapes first and
-sniff when the output is something else.
+``"wikipedia"``, ``"fetch"``, ``"http"``, ``"documents"``, ``"mcp"``) try their tool's shapes
+first and sniff when the output is something else. ``"http"`` keeps output it does not
+recognise as an ``api`` source (seed 001's ``httpClientExtractor``), ``"mcp"`` as an ``mcp``
+source (seed 001's ``mcpToolExtractor``, registered for ``mcp.<server>__<tool>`` and
+``mcp__<server>__<tool>``); web pages and documents they find stay ``web`` / ``document``.
 """
 
 
@@ -248,10 +251,12 @@ def from_tool_output(
 
     Output may be a dict, a list, JSON text, plain text, bytes, or an object with
     ``model_dump()`` / ``to_dict()`` (LangChain ``Document``, LlamaIndex ``NodeWithScore``,
-    MCP ``CallToolResult``, an HTTP client response). Search results come back as ``web``
-    sources with their ``rank``, retrieved chunks as ``document``, anything else as one ``tool``
-    source holding the raw output. Never raises on odd output: an errored tool, an empty
-    result or unreadable data gives no sources and a diagnostic.
+    MCP ``CallToolResult``, an HTTP client response). Search results and fetched pages come
+    back as ``web`` sources (with their ``rank``), retrieved chunks as ``document`` (with the
+    1-based ``extras["page_number"]`` of a paged document's chunk), an HTTP API's JSON
+    response as ``api``, an MCP tool's resources and unrecognised result as ``mcp``, anything
+    else as one ``tool`` source holding the raw output. Never raises on odd output: an errored
+    tool, an empty result or unreadable data gives no sources and a diagnostic.
 
     Args:
         tool_name: The tool's name, matched against the registry.
