@@ -628,3 +628,23 @@ def test_openai_function_call_output_item() -> None:
     found = from_tool_output("web_search", item)
     assert len(found) == 3
     assert found[0].origin == SourceOrigin(tool="web_search", call_id="call_abc")
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        {"query": "fête des lumières 1852", "results": [], "answer": None, "response_time": 0.41},
+        {"q": "Genève lac", "items": [], "status": "ok"},
+        {"query": "Zürich Einwohner", "results": [], "images": [], "follow_up_questions": None},
+    ],
+)
+def test_a_search_that_found_nothing_gives_no_source(output: dict[str, object]) -> None:
+    notes: list[str] = []
+    assert from_tool_output("tavily_search", output, diagnostics=notes) == []
+    assert notes == ["tavily_search: found no results"]
+
+
+def test_an_answer_next_to_empty_results_is_still_content() -> None:
+    output = {"query": "capitale", "results": [], "answer": "Paris est la capitale de la France."}
+    [source] = from_tool_output("tavily_search", output)
+    assert "Paris est la capitale" in (source.content or "")

@@ -374,9 +374,43 @@ def _sniff_data(data: Any, call: ToolCall, depth: int = 0) -> list[Source]:
     if isinstance(data, (Mapping, list)) and not data:
         call.note("returned an empty result")
         return []
+    if _no_results(data):
+        call.note("found no results")
+        return []
     return collect(
         [call.source(kind=call.raw_kind, raw=data, title=call.tool, content=compact_json(data))]
     )
+
+
+_RESULT_KEYS = frozenset(
+    ("results", "items", "data", "hits", "value", "sources", "search_results", "links", "organic")
+)
+# What a search API sends around its results without being content: the query echoed back,
+# ids, statuses, timings.
+_ECHO_KEYS = frozenset(("query", "q", "search_query", "request_id", "id", "status", "type"))
+
+
+def _no_results(data: Any) -> bool:
+    """A search response whose result list is empty and which says nothing else.
+
+    ``{"query": "…", "results": [], "response_time": 0.4}`` found nothing; shown to a model as
+    a source it would be a source of nothing. An answer engine's text next to an empty list
+    (``{"answer": "…", "results": []}``) is content and is kept.
+    """
+    if not isinstance(data, Mapping):
+        return False
+    lists = [key for key in data if key in _RESULT_KEYS]
+    if not lists or any(data[key] not in ([], None) for key in lists):
+        return False
+    for key, value in data.items():
+        if key in _RESULT_KEYS or value is None or isinstance(value, (bool, int, float)):
+            continue
+        if isinstance(value, (list, dict, str)) and not value:
+            continue
+        if isinstance(value, str) and key in _ECHO_KEYS:
+            continue
+        return False
+    return True
 
 
 def sniff(data: Any, call: ToolCall) -> list[Source]:
