@@ -55,7 +55,7 @@ OnCitations = Callable[[CitedAnswer], Any]
 
 
 @dataclass
-class _CitedStreamingResponse(StreamingResponse):
+class FinalTextStreamingResponse(StreamingResponse):
     """A `StreamingResponse` whose final text is the cited answer's, however it is read.
 
     LlamaIndex's `get_response`, ``str()`` and `print_response_stream` rebuild the text from
@@ -563,7 +563,7 @@ class CitedQueryEngine(CitationQueryEngine):
         notes: list[str],
     ) -> StreamingResponse:
         tokens = response.response_gen
-        cited = _CitedStreamingResponse(
+        cited = FinalTextStreamingResponse(
             response_gen=_no_tokens(),
             source_nodes=list(response.source_nodes),
             metadata=response.metadata if response.metadata is not None else {},

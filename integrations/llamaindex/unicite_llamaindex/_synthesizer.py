@@ -44,6 +44,7 @@ from unicite.generation import (
     stream_cited,
 )
 from unicite.providers import llm_kind
+from unicite_llamaindex._engine import FinalTextStreamingResponse
 from unicite_llamaindex._nodes import sources_from_nodes
 from unicite_llamaindex._policy import origin_of
 from unicite_llamaindex.events import CitationsEvent
@@ -107,7 +108,7 @@ def _noted(generation: CitedGeneration, notes: Sequence[str]) -> CitedGeneration
 
 
 @dataclass
-class CitedStreamingResponse(StreamingResponse):
+class CitedStreamingResponse(FinalTextStreamingResponse):
     """A `StreamingResponse` of a `CitedSynthesizer`: the text streams, the result follows.
 
     ``response_gen`` yields the text deltas, markers already carrying their final numbers.
@@ -126,30 +127,6 @@ class CitedStreamingResponse(StreamingResponse):
     generation: CitedGeneration | None = None
     retries: list[Retry] = field(default_factory=list)
     cited_gen: Iterator[Item] | None = None
-
-    def _drain(self) -> None:
-        if self.response_txt is None and self.response_gen is not None:
-            for _ in self.response_gen:
-                pass
-            if self.response_txt is None:
-                self.response_txt = ""
-
-    def __str__(self) -> str:
-        self._drain()
-        return self.response_txt or "None"
-
-    def get_response(self) -> Response:
-        """The finished response: the content, the cited nodes and the metadata."""
-        self._drain()
-        return Response(self.response_txt, self.source_nodes, self.metadata)
-
-    def print_response_stream(self) -> None:
-        """Print the text as it streams."""
-        if self.response_txt is None and self.response_gen is not None:
-            for text in self.response_gen:
-                print(text, end="", flush=True)
-        else:
-            print(self.response_txt)
 
 
 @dataclass

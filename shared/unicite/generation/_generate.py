@@ -459,25 +459,17 @@ def stream_cited(
         yield generation
         return
     while True:
-        markers = session.marker_stream()
-        reply: Reply | None = None
-        raw: list[str] = []
+        round_ = _Round(session)
         for piece in session.model.stream(session.system, session.request()):
-            if isinstance(piece, Reply):
-                reply = piece
-            elif piece:
-                raw.append(piece)
-                shown = markers.feed(piece)
-                if shown:
-                    yield shown
-        rest = markers.close()
+            shown = round_.feed(piece)
+            if shown:
+                yield shown
+        rest, outcome = round_.end()
         if rest:
             yield rest
-        done = session.take(_whole(reply, raw))
-        if done:
-            yield _streamed(session, markers)
+        yield outcome
+        if isinstance(outcome, CitedGeneration):
             return
-        yield Retry(session.rounds + 1, session.reasons[-1])
 
 
 async def astream_cited(
@@ -510,38 +502,55 @@ async def astream_cited(
         yield generation
         return
     while True:
-        markers = session.marker_stream()
-        reply: Reply | None = None
-        raw: list[str] = []
+        round_ = _Round(session)
         async for piece in session.model.astream(session.system, session.request()):
-            if isinstance(piece, Reply):
-                reply = piece
-            elif piece:
-                raw.append(piece)
-                shown = markers.feed(piece)
-                if shown:
-                    yield shown
-        rest = markers.close()
+            shown = round_.feed(piece)
+            if shown:
+                yield shown
+        rest, outcome = round_.end()
         if rest:
             yield rest
-        done = session.take(_whole(reply, raw))
-        if done:
-            yield _streamed(session, markers)
+        yield outcome
+        if isinstance(outcome, CitedGeneration):
             return
-        yield Retry(session.rounds + 1, session.reasons[-1])
 
 
-def _whole(reply: Reply | None, raw: list[str]) -> Reply:
-    """The round's reply: the model's final one, or the text the stream carried."""
-    text = "".join(raw)
-    if reply is None:
-        return Reply(text=text)
-    if reply.text != text:
-        # What streamed is what is checked and cited: the deltas are the answer shown.
-        return Reply(
-            text=text, tokens_in=reply.tokens_in, tokens_out=reply.tokens_out, raw=reply.raw
-        )
-    return reply
+class _Round:
+    """One streamed round: the deltas through a `MarkerStream`, then the check."""
+
+    def __init__(self, session: _Session) -> None:
+        self.session = session
+        self.markers = session.marker_stream()
+        self.reply: Reply | None = None
+        self.raw: list[str] = []
+
+    def feed(self, piece: str | Reply) -> str:
+        """Take what the model streamed; return the text now certain."""
+        if isinstance(piece, Reply):
+            self.reply = piece
+            return ""
+        if not piece:
+            return ""
+        self.raw.append(piece)
+        return self.markers.feed(piece)
+
+    def end(self) -> tuple[str, Retry | CitedGeneration]:
+        """The rest of the text, and the result or the `Retry` that starts the next round."""
+        rest = self.markers.close()
+        text = "".join(self.raw)
+        reply = self.reply
+        if reply is None or reply.text != text:
+            # What streamed is what is checked and cited: the deltas are the answer shown.
+            reply = Reply(
+                text=text,
+                tokens_in=None if reply is None else reply.tokens_in,
+                tokens_out=None if reply is None else reply.tokens_out,
+                raw=None if reply is None else reply.raw,
+            )
+        session = self.session
+        if session.take(reply):
+            return rest, _streamed(session, self.markers)
+        return rest, Retry(session.rounds + 1, session.reasons[-1])
 
 
 def _streamed(session: _Session, markers: MarkerStream) -> CitedGeneration:
