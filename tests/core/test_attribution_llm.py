@@ -354,6 +354,29 @@ def test_a_threshold_keeps_the_links_whose_confidence_reaches_it() -> None:
     assert [s.id for s in answer.sources] == ["eiffel", "louvre"]
 
 
+def test_max_sources_keeps_the_strongest_links_per_claim() -> None:
+    strongest_last = reply(
+        ("The Eiffel Tower is 330 metres tall.", 2, "partial"),
+        ("The Eiffel Tower is 330 metres tall.", 1, "full"),
+        ("It was completed in 1889.", 1, "partial"),
+    )
+    answer = attribute(TEXT, SOURCES, method="llm", llm=FakeLLM(strongest_last), max_sources=1)
+    assert spans(TEXT, answer.citations) == [
+        ("The Eiffel Tower is 330 metres tall.", ["eiffel"]),
+        ("It was completed in 1889.", ["eiffel"]),
+    ]
+    assert answer.diagnostics == [
+        "max_sources 1: left out 1 weaker claim-source link(s) the LLM gave"
+    ]
+    both = attribute(TEXT, SOURCES, method="llm", llm=FakeLLM(strongest_last), max_sources=2)
+    # Nothing to cut: the sources stay in the model's order.
+    assert spans(TEXT, both.citations)[0] == (
+        "The Eiffel Tower is 330 metres tall.",
+        ["louvre", "eiffel"],
+    )
+    assert both.diagnostics == []
+
+
 @pytest.mark.parametrize(
     ("threshold", "kept"),
     [(0.0, 4), (0.5, 3), (0.9, 1), (0.95, 0), (1, 0)],

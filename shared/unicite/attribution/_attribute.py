@@ -145,7 +145,8 @@ def attribute(
             ``partial`` 0.5; a link without a label counts as 0), so 0.6 to 0.9 keeps only
             the sources the model says fully support a claim; by default every source the
             model names is kept. A diagnostic counts the links a threshold dropped.
-        max_sources: Cite at most this many sources per claim, strongest first.
+        max_sources: Cite at most this many sources per claim, strongest first (LLM: by the
+            model's labels, its own order among equals; a diagnostic counts what was cut).
         batch_chars: For ``method="llm"``: answer characters per prompt; longer answers are
             sent in several prompts.
 
@@ -188,7 +189,14 @@ def attribute(
         return build_answer(text, prepared, [], diagnostics)
     if llm is not None:  # method == "llm", checked above
         citations = llm_citations(
-            text, split.claims, prepared, llm, batch_chars, diagnostics, threshold=threshold
+            text,
+            split.claims,
+            prepared,
+            llm,
+            batch_chars,
+            diagnostics,
+            threshold=threshold,
+            max_sources=max_sources,
         )
     else:
         citations = lexical_citations(

@@ -508,11 +508,14 @@ def llm_citations(
     batch_chars: int,
     diagnostics: list[str],
     threshold: float | None = None,
+    max_sources: int | None = None,
 ) -> list[Citation]:
     """Ask `llm` about each batch of the answer and turn its replies into citations.
 
     With a `threshold`, a claim keeps only the sources whose label's confidence reaches it
-    (see the module's docstring); a claim left with none is not cited.
+    (see the module's docstring); a claim left with none is not cited. With `max_sources`, a
+    claim keeps at most that many: the strongest labels first, in the model's order within a
+    label; a diagnostic counts what was left out.
     """
     locator = Locator(text)
     merged: dict[tuple[int, int], dict[str, Any]] = {}
@@ -541,7 +544,31 @@ def llm_citations(
                     slot["labels"].append(entry.label)
     if threshold is not None:
         merged = _above(merged, threshold, diagnostics)
+    if max_sources is not None:
+        merged = _strongest(merged, max_sources, diagnostics)
     return [_citation(text, span, slot, sources) for span, slot in sorted(merged.items())]
+
+
+def _strongest(
+    merged: dict[tuple[int, int], dict[str, Any]], limit: int, diagnostics: list[str]
+) -> dict[tuple[int, int], dict[str, Any]]:
+    """At most `limit` sources per claim, strongest label first; a diagnostic counts the rest."""
+    cut = 0
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    for span, slot in merged.items():
+        pairs = list(zip(slot["ids"], slot["labels"], strict=True))
+        if len(pairs) <= limit:
+            out[span] = slot
+            continue
+        ranked = sorted(range(len(pairs)), key=lambda k: (-_confidence(pairs[k][1]), k))[:limit]
+        keep = [pairs[k] for k in sorted(ranked, key=lambda k: (-_confidence(pairs[k][1]), k))]
+        cut += len(pairs) - limit
+        out[span] = {**slot, "ids": [i for i, _ in keep], "labels": [lab for _, lab in keep]}
+    if cut:
+        diagnostics.append(
+            f"max_sources {limit}: left out {cut} weaker claim-source link(s) the LLM gave"
+        )
+    return out
 
 
 def _page_location(source: Source) -> PageLocation | None:
