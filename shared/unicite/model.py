@@ -235,6 +235,18 @@ class Source(_Model):
             data["kind"] = "document"
         return data
 
+    def page_location(self) -> PageLocation | None:
+        """The page this source lies on, as a citation location, when it is a page of a file.
+
+        Paged chunks keep their 1-based page in ``extras["page_number"]`` (LangChain's 0-based
+        ``page`` plus one, LlamaIndex's numeric ``page_label``, a document's ``page_number``):
+        a citation of the chunk that locates no passage in it points at that page.
+        """
+        page = self.extras.get("page_number")
+        if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+            return None
+        return PageLocation(start_page=page, end_page=page + 1)
+
 
 _SEED_KEYS = frozenset(
     {

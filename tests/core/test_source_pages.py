@@ -83,3 +83,22 @@ def test_sources_other_than_retrieved_chunks_have_no_page_number() -> None:
     results = {"results": [{"url": "https://a.example/", "title": "A", "content": "x", "page": 2}]}
     [hit] = from_tool_output("tavily_search", results)
     assert "page_number" not in hit.extras
+
+
+def test_a_marker_citing_a_page_points_at_it() -> None:
+    from unicite import MarkerStream, PageLocation, Source, parse_markers
+
+    sources = [
+        Source(id="rapport", title="Rapport annuel", content="…", extras={"page_number": 12}),
+        Source(id="site", url="https://www.example.fr/", title="Site"),
+    ]
+    text = "Le chiffre d’affaires a crû de 8 % [1]. Le site le confirme [2]."
+    answer = parse_markers(text, sources)
+    assert [c.location for c in answer.citations] == [
+        PageLocation(start_page=12, end_page=13),
+        None,
+    ]
+    stream = MarkerStream(sources)
+    shown = "".join(stream.feed(ch) for ch in text) + stream.close()
+    assert shown == text
+    assert stream.answer.citations == answer.citations

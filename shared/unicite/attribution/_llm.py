@@ -26,7 +26,7 @@ from unicite._text import truncate
 from unicite.attribution import _lexical as lexical
 from unicite.attribution._claims import Claim
 from unicite.exceptions import UsageError
-from unicite.model import CharLocation, Citation, Location, PageLocation, Source
+from unicite.model import CharLocation, Citation, Location, Source
 
 __all__ = [
     "CONFIDENCE",
@@ -571,19 +571,6 @@ def _strongest(
     return out
 
 
-def _page_location(source: Source) -> PageLocation | None:
-    """The page of a paged document's chunk (1-based ``extras["page_number"]``), if it has one.
-
-    The extractors keep the page a retrieved chunk lies on there (LangChain's 0-based ``page``
-    plus one, LlamaIndex's numeric ``page_label``, Gemini File Search's ``page_number``): a
-    citation of the chunk that locates no passage in it points at that page.
-    """
-    page = source.extras.get("page_number")
-    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
-        return None
-    return PageLocation(start_page=page, end_page=page + 1)
-
-
 def _confidence(label: str | None) -> float:
     """The confidence of a model's label; 0 for a missing or unknown one."""
     return CONFIDENCE.get(label, 0.0) if label is not None else 0.0
@@ -648,7 +635,7 @@ def _citation(
             location = CharLocation(start=match.start, end=match.end)
     if location is None:
         # No passage found: the page of a paged document's chunk is still where it points.
-        location = _page_location(first)
+        location = first.page_location()
     return Citation(
         start=start,
         end=end,

@@ -393,7 +393,8 @@ def parse_markers(
 
     Markers in fenced or indented code blocks, inline code and URLs, code-like indexing
     (``a[1]``), link text (``[1](…)``) and year-like numbers out of range (``[2024]``) are text.
-    ``[[USAGE:1,3]]`` tags are removed and reported in ``sources_used``.
+    ``[[USAGE:1,3]]`` tags are removed and reported in ``sources_used``. A citation whose first
+    source is a page of a file (``extras["page_number"]``) has that page as its ``location``.
 
     Validation records a diagnostic for ``[0]`` in 1-based numbering, numbers out of range,
     reversed ranges (``[4-2]``), empty markers, numbers repeated within a marker, unknown
@@ -494,6 +495,8 @@ def build_answer(text: str, context: Context) -> CitedAnswer:
         previous_cites = True
 
     claims = claim_spans(new_text, [(start, end) for start, end, _ in groups])
+    # A marker citing a page of a file (a paged chunk) points at that page.
+    pages = {s.id: page for s in context.table.sources if (page := s.page_location()) is not None}
     citations = [
         # model_validate is several times faster than model_construct in pydantic 2.
         Citation.model_validate(
@@ -504,6 +507,7 @@ def build_answer(text: str, context: Context) -> CitedAnswer:
                 "source_ids": ids,
                 "origin": "marker",
                 "marker_span": (start, end),
+                "location": pages.get(ids[0]),
             }
         )
         for (start, end, ids), (claim_start, claim_end) in zip(groups, claims, strict=True)

@@ -130,8 +130,7 @@ class _CohereReader:
         source = self.builder.ledger.get(source_id)
         if source is None or source.kind != "document":
             return None
-        page = _page_number(source.extras)
-        return PageLocation(start_page=page, end_page=page + 1) if page is not None else None
+        return source.page_location()
 
     def source(self, item: object, path: str) -> str | None:
         if not isinstance(item, Mapping):
