@@ -178,15 +178,118 @@ def _messages(system: str, prompt: str) -> list[dict[str, str]]:
     return [*head, {"role": "user", "content": prompt}]
 
 
+class _Tally:
+    """What one streamed response adds up to: each event's text, then the `Reply`."""
+
+    def take(self, event: Any) -> str:
+        """The text `event` adds (noting usage on the way)."""
+        raise NotImplementedError
+
+    def reply(self, text: str, events: list[Any]) -> Reply:
+        """The whole answer: its text, the token counts seen, the events as ``raw``."""
+        raise NotImplementedError
+
+
+class _SDKChat(ChatModel):
+    """A provider SDK client: sync or async-only, each streamed the same way.
+
+    Subclasses open a stream (`_open`, `_aopen`) and read its events with a `_Tally`.
+    """
+
+    def __init__(self, kind: LLMKind, model: str, label: str) -> None:
+        super().__init__(kind.target, model=model, label=label)
+        self.async_only = kind.async_only
+
+    def _open(self, system: str, prompt: str) -> Any:
+        raise NotImplementedError
+
+    async def _aopen(self, system: str, prompt: str) -> Any:
+        raise NotImplementedError
+
+    def _tally(self) -> _Tally:
+        raise NotImplementedError
+
+    def _streams_async(self) -> bool:
+        """Whether `astream` reads an async stream of the client's (else a sync one, threaded)."""
+        return self.async_only
+
+    def stream(self, system: str, prompt: str) -> Iterator[str | Reply]:
+        if self.async_only:
+            raise self._sync_only("stream")
+        return self._read(system, prompt)
+
+    def astream(self, system: str, prompt: str) -> AsyncIterator[str | Reply]:
+        if not self._streams_async():
+            return super().astream(system, prompt)
+        return self._aread(system, prompt)
+
+    def _read(self, system: str, prompt: str) -> Iterator[str | Reply]:
+        events = self._open(system, prompt)
+        tally = self._tally()
+        parts: list[str] = []
+        seen: list[Any] = []
+        try:
+            for event in events:
+                seen.append(event)
+                text = tally.take(event)
+                if text:
+                    parts.append(text)
+                    yield text
+        finally:
+            _close(events)
+        yield tally.reply("".join(parts), seen)
+
+    async def _aread(self, system: str, prompt: str) -> AsyncIterator[str | Reply]:
+        events = await self._aopen(system, prompt)
+        tally = self._tally()
+        parts: list[str] = []
+        seen: list[Any] = []
+        try:
+            async for event in events:
+                seen.append(event)
+                text = tally.take(event)
+                if text:
+                    parts.append(text)
+                    yield text
+        finally:
+            await _aclose(events)
+        yield tally.reply("".join(parts), seen)
+
+
 # --- OpenAI Chat Completions ------------------------------------------------------------------
 
 
-class _OpenAIChat(ChatModel):
+class _OpenAITally(_Tally):
+    def __init__(self) -> None:
+        self.usage: Any = None
+
+    def take(self, event: Any) -> str:
+        found = _field(event, "usage")
+        if found is not None:
+            self.usage = found
+        pieces = []
+        for choice in _field(event, "choices") or ():
+            if _field(choice, "index") not in (0, None):
+                continue
+            text = _field(_field(choice, "delta"), "content")
+            if isinstance(text, str):
+                pieces.append(text)
+        return "".join(pieces)
+
+    def reply(self, text: str, events: list[Any]) -> Reply:
+        return Reply(
+            text=text,
+            tokens_in=_count(_field(self.usage, "prompt_tokens")),
+            tokens_out=_count(_field(self.usage, "completion_tokens")),
+            raw=events,
+        )
+
+
+class _OpenAIChat(_SDKChat):
     provider = "openai"
 
     def __init__(self, kind: LLMKind, model: str) -> None:
-        super().__init__(kind.target, model=model, label=f"an {kind.class_name} client")
-        self.async_only = kind.async_only
+        super().__init__(kind, model, f"an {kind.class_name} client")
 
     def _request(self, system: str, prompt: str, *, stream: bool = False) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "messages": _messages(system, prompt)}
@@ -207,29 +310,6 @@ class _OpenAIChat(ChatModel):
             raw=response,
         )
 
-    @staticmethod
-    def _delta(chunk: Any, usage: list[Any]) -> str:
-        found = _field(chunk, "usage")
-        if found is not None:
-            usage[0] = found
-        pieces = []
-        for choice in _field(chunk, "choices") or ():
-            if _field(choice, "index") not in (0, None):
-                continue
-            text = _field(_field(choice, "delta"), "content")
-            if isinstance(text, str):
-                pieces.append(text)
-        return "".join(pieces)
-
-    @staticmethod
-    def _final(parts: list[str], chunks: list[Any], usage: Any) -> Reply:
-        return Reply(
-            text="".join(parts),
-            tokens_in=_count(_field(usage, "prompt_tokens")),
-            tokens_out=_count(_field(usage, "completion_tokens")),
-            raw=chunks,
-        )
-
     def complete(self, system: str, prompt: str) -> Reply:
         if self.async_only:
             raise self._sync_only("complete")
@@ -241,48 +321,16 @@ class _OpenAIChat(ChatModel):
         response = await self.target.chat.completions.create(**self._request(system, prompt))
         return self._reply(response)
 
-    def stream(self, system: str, prompt: str) -> Iterator[str | Reply]:
-        if self.async_only:
-            raise self._sync_only("stream")
-        return self._stream(system, prompt)
+    def _open(self, system: str, prompt: str) -> Any:
+        return self.target.chat.completions.create(**self._request(system, prompt, stream=True))
 
-    def _stream(self, system: str, prompt: str) -> Iterator[str | Reply]:
-        events = self.target.chat.completions.create(**self._request(system, prompt, stream=True))
-        parts: list[str] = []
-        chunks: list[Any] = []
-        usage: list[Any] = [None]
-        try:
-            for chunk in events:
-                chunks.append(chunk)
-                text = self._delta(chunk, usage)
-                if text:
-                    parts.append(text)
-                    yield text
-        finally:
-            _close(events)
-        yield self._final(parts, chunks, usage[0])
+    async def _aopen(self, system: str, prompt: str) -> Any:
+        return await self.target.chat.completions.create(
+            **self._request(system, prompt, stream=True)
+        )
 
-    def astream(self, system: str, prompt: str) -> AsyncIterator[str | Reply]:
-        if not self.async_only:
-            return super().astream(system, prompt)
-        return self._astream(system, prompt)
-
-    async def _astream(self, system: str, prompt: str) -> AsyncIterator[str | Reply]:
-        request = self._request(system, prompt, stream=True)
-        events = await self.target.chat.completions.create(**request)
-        parts: list[str] = []
-        chunks: list[Any] = []
-        usage: list[Any] = [None]
-        try:
-            async for chunk in events:
-                chunks.append(chunk)
-                text = self._delta(chunk, usage)
-                if text:
-                    parts.append(text)
-                    yield text
-        finally:
-            await _aclose(events)
-        yield self._final(parts, chunks, usage[0])
+    def _tally(self) -> _Tally:
+        return _OpenAITally()
 
 
 # --- Anthropic Messages -----------------------------------------------------------------------
@@ -330,13 +378,38 @@ def _anthropic_tokens_in(usage: Any) -> int | None:
     )
 
 
-class _AnthropicChat(ChatModel):
+class _AnthropicTally(_Tally):
+    def __init__(self) -> None:
+        self.tokens_in: int | None = None
+        self.tokens_out: int | None = None
+
+    def take(self, event: Any) -> str:
+        kind = _field(event, "type")
+        if kind == "content_block_delta":
+            delta = _field(event, "delta")
+            if _field(delta, "type") == "text_delta":
+                text = _field(delta, "text")
+                return text if isinstance(text, str) else ""
+        elif kind == "message_start":
+            found = _field(_field(event, "message"), "usage")
+            self.tokens_in = _anthropic_tokens_in(found)
+            self.tokens_out = _count(_field(found, "output_tokens"))
+        elif kind == "message_delta":  # cumulative counts
+            found = _field(event, "usage")
+            self.tokens_in = _anthropic_tokens_in(found) or self.tokens_in
+            self.tokens_out = _count(_field(found, "output_tokens")) or self.tokens_out
+        return ""
+
+    def reply(self, text: str, events: list[Any]) -> Reply:
+        return Reply(text, self.tokens_in, self.tokens_out, raw=events)
+
+
+class _AnthropicChat(_SDKChat):
     provider = "anthropic"
     native_citations = True
 
     def __init__(self, kind: LLMKind, model: str) -> None:
-        super().__init__(kind.target, model=model, label=f"an {kind.class_name} client")
-        self.async_only = kind.async_only
+        super().__init__(kind, model, f"an {kind.class_name} client")
 
     def _request(self, system: str, content: str | list[dict[str, Any]]) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -357,24 +430,6 @@ class _AnthropicChat(ChatModel):
             tokens_out=_count(_field(usage, "output_tokens")),
             raw=message,
         )
-
-    @staticmethod
-    def _event(event: Any, usage: dict[str, int | None]) -> str:
-        kind = _field(event, "type")
-        if kind == "content_block_delta":
-            delta = _field(event, "delta")
-            if _field(delta, "type") == "text_delta":
-                text = _field(delta, "text")
-                return text if isinstance(text, str) else ""
-        elif kind == "message_start":
-            found = _field(_field(event, "message"), "usage")
-            usage["in"] = _anthropic_tokens_in(found)
-            usage["out"] = _count(_field(found, "output_tokens"))
-        elif kind == "message_delta":  # cumulative counts
-            found = _field(event, "usage")
-            usage["in"] = _anthropic_tokens_in(found) or usage["in"]
-            usage["out"] = _count(_field(found, "output_tokens")) or usage["out"]
-        return ""
 
     def _create(self, request: dict[str, Any]) -> Any:
         if self.async_only:
@@ -399,47 +454,14 @@ class _AnthropicChat(ChatModel):
         content = [*document_blocks(sources), {"type": "text", "text": prompt}]
         return self._reply(await self.target.messages.create(**self._request(system, content)))
 
-    def stream(self, system: str, prompt: str) -> Iterator[str | Reply]:
-        if self.async_only:
-            raise self._sync_only("stream")
-        return self._stream(system, prompt)
+    def _open(self, system: str, prompt: str) -> Any:
+        return self.target.messages.create(**self._request(system, prompt), stream=True)
 
-    def _stream(self, system: str, prompt: str) -> Iterator[str | Reply]:
-        events = self.target.messages.create(**self._request(system, prompt), stream=True)
-        parts: list[str] = []
-        seen: list[Any] = []
-        usage: dict[str, int | None] = {"in": None, "out": None}
-        try:
-            for event in events:
-                seen.append(event)
-                text = self._event(event, usage)
-                if text:
-                    parts.append(text)
-                    yield text
-        finally:
-            _close(events)
-        yield Reply("".join(parts), usage["in"], usage["out"], raw=seen)
+    async def _aopen(self, system: str, prompt: str) -> Any:
+        return await self.target.messages.create(**self._request(system, prompt), stream=True)
 
-    def astream(self, system: str, prompt: str) -> AsyncIterator[str | Reply]:
-        if not self.async_only:
-            return super().astream(system, prompt)
-        return self._astream(system, prompt)
-
-    async def _astream(self, system: str, prompt: str) -> AsyncIterator[str | Reply]:
-        events = await self.target.messages.create(**self._request(system, prompt), stream=True)
-        parts: list[str] = []
-        seen: list[Any] = []
-        usage: dict[str, int | None] = {"in": None, "out": None}
-        try:
-            async for event in events:
-                seen.append(event)
-                text = self._event(event, usage)
-                if text:
-                    parts.append(text)
-                    yield text
-        finally:
-            await _aclose(events)
-        yield Reply("".join(parts), usage["in"], usage["out"], raw=seen)
+    def _tally(self) -> _Tally:
+        return _AnthropicTally()
 
 
 # --- Gemini (google-genai) ---------------------------------------------------------------------
@@ -469,13 +491,25 @@ def _gemini_tokens(usage: Any) -> tuple[int | None, int | None]:
     )
 
 
-class _GeminiChat(ChatModel):
+class _GeminiTally(_Tally):
+    def __init__(self) -> None:
+        self.usage: Any = None
+
+    def take(self, event: Any) -> str:
+        self.usage = _field(event, "usage_metadata") or self.usage
+        return _gemini_text(event)
+
+    def reply(self, text: str, events: list[Any]) -> Reply:
+        tokens_in, tokens_out = _gemini_tokens(self.usage)
+        return Reply(text, tokens_in, tokens_out, raw=events)
+
+
+class _GeminiChat(_SDKChat):
     provider = "gemini"
 
     def __init__(self, kind: LLMKind, model: str) -> None:
         label = "a google.genai.client.AsyncClient" if kind.async_only else "a google.genai Client"
-        super().__init__(kind.target, model=model, label=label)
-        self.async_only = kind.async_only
+        super().__init__(kind, model, label)
 
     def _request(self, system: str, prompt: str) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "contents": prompt}
@@ -500,46 +534,17 @@ class _GeminiChat(ChatModel):
     async def acomplete(self, system: str, prompt: str) -> Reply:
         return self._reply(await self._aio.generate_content(**self._request(system, prompt)))
 
-    def stream(self, system: str, prompt: str) -> Iterator[str | Reply]:
-        if self.async_only:
-            raise self._sync_only("stream")
-        return self._stream(system, prompt)
+    def _streams_async(self) -> bool:
+        return True  # a sync Client has its async twin at .aio
 
-    def _stream(self, system: str, prompt: str) -> Iterator[str | Reply]:
-        chunks = self.target.models.generate_content_stream(**self._request(system, prompt))
-        parts: list[str] = []
-        seen: list[Any] = []
-        usage = None
-        try:
-            for chunk in chunks:
-                seen.append(chunk)
-                usage = _field(chunk, "usage_metadata") or usage
-                text = _gemini_text(chunk)
-                if text:
-                    parts.append(text)
-                    yield text
-        finally:
-            _close(chunks)
-        tokens_in, tokens_out = _gemini_tokens(usage)
-        yield Reply("".join(parts), tokens_in, tokens_out, raw=seen)
+    def _open(self, system: str, prompt: str) -> Any:
+        return self.target.models.generate_content_stream(**self._request(system, prompt))
 
-    async def astream(self, system: str, prompt: str) -> AsyncIterator[str | Reply]:
-        chunks = await self._aio.generate_content_stream(**self._request(system, prompt))
-        parts: list[str] = []
-        seen: list[Any] = []
-        usage = None
-        try:
-            async for chunk in chunks:
-                seen.append(chunk)
-                usage = _field(chunk, "usage_metadata") or usage
-                text = _gemini_text(chunk)
-                if text:
-                    parts.append(text)
-                    yield text
-        finally:
-            await _aclose(chunks)
-        tokens_in, tokens_out = _gemini_tokens(usage)
-        yield Reply("".join(parts), tokens_in, tokens_out, raw=seen)
+    async def _aopen(self, system: str, prompt: str) -> Any:
+        return await self._aio.generate_content_stream(**self._request(system, prompt))
+
+    def _tally(self) -> _Tally:
+        return _GeminiTally()
 
 
 # --- LangChain ---------------------------------------------------------------------------------
