@@ -311,6 +311,20 @@ class _Session:
             )
         return generation
 
+    # --- whole runs ---------------------------------------------------------------------------
+
+    def run(self) -> CitedGeneration:
+        """Every round, unstreamed, then the result."""
+        while not self.take(self.call()):
+            pass
+        return self.result()
+
+    async def arun(self) -> CitedGeneration:
+        """`run`, awaiting the model."""
+        while not self.take(await self.acall()):
+            pass
+        return self.result()
+
     # --- one round, by strategy -------------------------------------------------------------
 
     def call(self) -> Reply:
@@ -392,9 +406,7 @@ def generate_cited(
         max_retries=max_retries, budget_tokens=budget_tokens, prefer=prefer, policy=policy,
         model=model,
     )  # fmt: skip
-    while not session.take(session.call()):
-        pass
-    return session.result()
+    return session.run()
 
 
 async def agenerate_cited(
@@ -418,9 +430,7 @@ async def agenerate_cited(
         max_retries=max_retries, budget_tokens=budget_tokens, prefer=prefer, policy=policy,
         model=model,
     )  # fmt: skip
-    while not session.take(await session.acall()):
-        pass
-    return session.result()
+    return await session.arun()
 
 
 def stream_cited(
@@ -451,9 +461,7 @@ def stream_cited(
         model=model,
     )  # fmt: skip
     if not session.streams_markers:
-        while not session.take(session.call()):
-            pass
-        generation = session.result()
+        generation = session.run()
         if generation.content:
             yield generation.content
         yield generation
@@ -494,9 +502,7 @@ async def astream_cited(
         model=model,
     )  # fmt: skip
     if not session.streams_markers:
-        while not session.take(await session.acall()):
-            pass
-        generation = session.result()
+        generation = await session.arun()
         if generation.content:
             yield generation.content
         yield generation
