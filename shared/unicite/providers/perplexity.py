@@ -76,7 +76,14 @@ def _text_of(content: object, path: str, builder: AnswerBuilder) -> str:
     return ""
 
 
-def _perplexity_result(item: object, rank: int, path: str, builder: AnswerBuilder) -> str | None:
+def _perplexity_result(
+    item: object,
+    rank: int,
+    path: str,
+    builder: AnswerBuilder,
+    known: frozenset[str] | set[str] = _RESULT_FIELDS,
+) -> str | None:
+    """One search result as a source (fields other than `known` kept in extras), or None."""
     if not isinstance(item, Mapping):
         builder.note(f"{path}: expected a search result object, got {type(item).__name__}")
         return None
@@ -85,7 +92,7 @@ def _perplexity_result(item: object, rank: int, path: str, builder: AnswerBuilde
     if not url:
         builder.note(f"{path}: search result without a url")
         return None
-    extras = {k: v for k, v in item.items() if k not in _RESULT_FIELDS and v is not None}
+    extras = {k: v for k, v in item.items() if k not in known and v is not None}
     return builder.add_source(
         {
             "kind": "web",
@@ -208,26 +215,10 @@ def _agent_result(
     builder: AnswerBuilder, item: object, rank: int, path: str, by_id: dict[int, str | None]
 ) -> None:
     """One ``search_results`` result: a source, and the marker number its ``id`` gives."""
-    if not isinstance(item, Mapping):
-        builder.note(f"{path}: expected a search result object, got {type(item).__name__}")
+    sid = _perplexity_result(item, rank, path, builder, _AGENT_RESULT_FIELDS)
+    if sid is None or not isinstance(item, Mapping):
         return
     read = builder.read
-    url = read.text(item, "url", path)
-    if not url:
-        builder.note(f"{path}: search result without a url")
-        return
-    extras = {k: v for k, v in item.items() if k not in _AGENT_RESULT_FIELDS and v is not None}
-    sid = builder.add_source(
-        {
-            "kind": "web",
-            "url": url,
-            "title": read.text(item, "title", path),
-            "snippet": read.text(item, "snippet", path) or None,
-            "rank": rank,
-            "extras": extras,
-            "raw": item,
-        }
-    )
     number = read.integer(item, "id", path)
     if number is None:
         builder.note(f"{path}: search result without an id: no marker can name it")

@@ -29,13 +29,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from unicite._offsets import OffsetIndex
 from unicite._urls import is_redirect_url
 from unicite.model import Location, PageLocation
 from unicite.providers._base import Provider
 from unicite.providers._builder import AnswerBuilder
 from unicite.providers.gemini._keys import domain_hint
-from unicite.providers.gemini._response import add_source, claim_span, set_grounding_extras
+from unicite.providers.gemini._response import (
+    TextPart,
+    add_source,
+    claim_span,
+    set_grounding_extras,
+)
 from unicite.providers.gemini._shape import _is_empty, _type_name, renamed
 from unicite.providers.gemini._stream import SettlingStream
 
@@ -116,23 +120,15 @@ def _is_link(value: object) -> bool:
     return isinstance(value, str) and value.lower().startswith(("http://", "https://", "gs://"))
 
 
-class _Block:
+class _Block(TextPart):
     """A text block of the answer: where it starts, its text, and its annotations."""
 
-    __slots__ = ("_index", "annotations", "offset", "text", "where")
+    __slots__ = ("annotations", "where")
 
     def __init__(self, offset: int, text: str, annotations: list[Any], where: str) -> None:
-        self.offset = offset
-        self.text = text
+        super().__init__(offset, text)
         self.annotations = annotations
         self.where = where
-        self._index: OffsetIndex | None = None
-
-    @property
-    def index(self) -> OffsetIndex:
-        if self._index is None:
-            self._index = OffsetIndex(self.text)
-        return self._index
 
 
 class InteractionReader:
