@@ -265,6 +265,84 @@ def test_hover_and_focus_show_the_tooltip(watched: Watched, site: tuple[str, Pat
     watched.assert_inert()
 
 
+def markdown_answer() -> CitedAnswer:
+    """Markdown as a model writes it, a marker inside bold and one in a list item."""
+    text = (
+        "Le viaduc mesure **343 mètres** de haut.\n\n"
+        "- premier point : 東京タワーは333メートル\n"
+        "- second point, voir [Wikipédia](https://fr.wikipedia.org/wiki/Viaduc_de_Millau)\n\n"
+        "<script>alert(1)</script> `code` et ![logo](https://evil.example/logo.png)"
+    )
+    bold = "Le viaduc mesure **343 mètres"
+    item = "premier point : 東京タワーは333メートル"
+    return CitedAnswer(
+        text=text,
+        sources=[
+            Source(
+                id="wiki",
+                url="https://fr.wikipedia.org/wiki/Viaduc_de_Millau",
+                title="Viaduc de Millau — Wikipédia",
+            ),
+            Source(id="tokyo", url="https://www.tokyotower.co.jp/", title="東京タワー"),
+        ],
+        citations=[
+            Citation(start=0, end=len(bold), text=bold, source_ids=["wiki"], quote="343 m"),
+            Citation(
+                start=text.index(item),
+                end=text.index(item) + len(item),
+                text=item,
+                source_ids=["tokyo"],
+            ),
+        ],
+    )
+
+
+def test_markdown_renders_with_working_markers(watched: Watched, site: tuple[str, Path]) -> None:
+    watched.open(site[1], "markdown", [render(markdown_answer(), "html", prefix="md")])
+    page = watched.page
+    strong = page.locator("#md .unicite-answer strong")
+    assert strong.count() == 1
+    assert strong.first.inner_text().startswith("343 mètres")
+    assert strong.first.evaluate("e => getComputedStyle(e).fontWeight") in {"700", "bold"}
+    items = page.locator("#md .unicite-answer ul > li")
+    assert items.count() == 2
+    assert "東京タワーは333メートル" in items.first.inner_text()
+    assert items.first.locator("sup.unicite-cite").count() == 1
+    assert "**" not in page.locator("#md .unicite-answer").inner_text()
+    # Raw HTML shows as text, the image as a link that never loads.
+    assert "<script>alert(1)</script>" in page.locator("#md .unicite-answer").inner_text()
+    assert page.locator("#md img").count() == 0
+    assert page.locator("#md .unicite-answer code").inner_text() == "code"
+    wiki = page.locator(
+        '#md .unicite-answer a[href="https://fr.wikipedia.org/wiki/Viaduc_de_Millau"]'
+    )
+    assert wiki.get_attribute("target") == "_blank"
+    assert wiki.get_attribute("rel") == "noopener noreferrer nofollow"
+    watched.screenshot("markdown", full_page=True)
+
+    # The marker inside the bold text: tooltip on hover, in normal weight, and a working link.
+    sup = strong.locator("sup.unicite-cite")
+    assert sup.count() == 1
+    tip = sup.locator(".unicite-tip")
+    assert not tip.is_visible()
+    sup.locator("a").hover()
+    tip.wait_for(state="visible")
+    assert "Viaduc de Millau — Wikipédia" in tip.inner_text()
+    assert "343 m" in tip.inner_text()
+    assert tip.evaluate("e => getComputedStyle(e).fontWeight") in {"400", "normal"}
+    watched.screenshot("markdown-tooltip")
+    sup.locator("a").click()
+    page.wait_for_function("location.hash === '#md-src-1'")
+    assert page.evaluate("document.querySelector(':target').id") == "md-src-1"
+    page.mouse.move(0, 0)
+    page.evaluate("document.activeElement.blur()")  # the focused marker keeps its tooltip open
+    tip.wait_for(state="hidden")
+    items.first.locator("sup.unicite-cite a").click()
+    page.wait_for_function("location.hash === '#md-src-2'")
+    assert "東京タワー" in page.locator(":target").inner_text()
+    watched.assert_inert()
+
+
 def test_two_answers_on_one_page_do_not_collide(watched: Watched, site: tuple[str, Path]) -> None:
     other = CitedAnswer(
         text="Autre réponse.",

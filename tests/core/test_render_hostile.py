@@ -242,10 +242,14 @@ def test_markdown_keeps_code_and_http_links() -> None:
 ALLOWED_TAGS = {
     *("div", "style", "p", "br", "sup", "a", "span", "ol", "li", "q", "b"),
     *("svg", "path"),  # Google Search Suggestions
+    # The answer's Markdown.
+    *("ul", "em", "strong", "s", "code", "pre", "blockquote", "hr"),
+    *("h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td"),
 }
 ALLOWED_ATTRIBUTES = {
     *("class", "id", "href", "title", "rel", "target", "role", "aria-describedby", "value"),
     *("viewbox", "xmlns", "d", "fill", "width", "height"),
+    "start",  # an ordered list in the answer's Markdown
 }
 INTERNAL_HREF = re.compile(rf"#{PREFIX}-src-\d+")
 

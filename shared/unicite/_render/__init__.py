@@ -58,9 +58,11 @@ def render(
       with ``[1]`` or ``[^1]`` markers, then ``1. [Title](url)`` entries or footnote
       definitions.
     - ``"html"``: a self-contained ``<div class="unicite">`` fragment (inline ``<style>``, no
-      script): markers with CSS tooltips linking to an ordered source list, and Google Search
-      Suggestions, sanitised, when the answer carries them (the other text formats add a note
-      that they exist).
+      script): the text rendered as Markdown (CommonMark with tables and strikethrough; raw
+      HTML shows as text, only http(s) links become links, images are shown as links and never
+      loaded, single newlines break lines), markers with CSS tooltips linking to an ordered
+      source list, and Google Search Suggestions, sanitised, when the answer carries them (the
+      other text formats add a note that they exist).
     - ``"json"``: ``answer.to_json(indent=2)`` without the ``raw`` fields; with
       ``schema=True``, ``{"schema": ..., "answer": ...}``.
 

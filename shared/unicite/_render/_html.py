@@ -1,8 +1,9 @@
 """HTML rendering: a self-contained fragment with tooltipped markers and an ordered source list.
 
 No script and no external asset: a ``<style>`` block gives each marker a pure-CSS tooltip (on
-hover and keyboard focus) and highlights the ``:target`` source. Every piece of answer data is
-sanitised and escaped; only http(s) URLs become links.
+hover and keyboard focus) and highlights the ``:target`` source. The answer text is rendered as
+Markdown (see `unicite._render._html_markdown`: raw HTML off, no images loaded). Every piece of
+answer data is sanitised and escaped; only http(s) URLs become links.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from html.parser import HTMLParser
 
 from unicite._marks import Mark
-from unicite._render._plan import Entry, Plan, link_target, mark_quotes, weave
+from unicite._render._plan import Entry, Plan, link_target, mark_quotes
 from unicite._text import sanitize_display
 from unicite.exceptions import UsageError
 from unicite.model import CitedAnswer
@@ -21,7 +22,6 @@ from unicite.model import CitedAnswer
 __all__ = ["default_prefix", "render_html", "sanitize_search_suggestions"]
 
 _PREFIX_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
-_PARAGRAPH_RE = re.compile(r"\n[ \t]*\n\s*")
 _REL = 'rel="noopener noreferrer nofollow" target="_blank"'
 
 _STYLE = """\
@@ -39,6 +39,16 @@ overflow-wrap:anywhere}
 .unicite .unicite-tip-title{display:block;font-weight:bold}
 .unicite .unicite-tip-domain{display:block;color:#555}
 .unicite .unicite-tip-quote{display:block;font-style:italic;margin-top:.2em}
+.unicite .unicite-answer table{border-collapse:collapse;margin:0 0 .75em}
+.unicite .unicite-answer th,.unicite .unicite-answer td{border:1px solid #c8c8c8;\
+padding:.2em .5em}
+.unicite .unicite-answer .unicite-align-left{text-align:left}
+.unicite .unicite-answer .unicite-align-center{text-align:center}
+.unicite .unicite-answer .unicite-align-right{text-align:right}
+.unicite .unicite-answer pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0 0 .75em;\
+padding:.5em;border:1px solid #c8c8c8;border-radius:4px}
+.unicite .unicite-answer blockquote{margin:0 0 .75em;padding-left:.8em;\
+border-left:3px solid #c8c8c8}
 .unicite .unicite-heading{font-weight:bold;margin:1em 0 .25em}
 .unicite .unicite-sources li{overflow-wrap:anywhere}
 .unicite .unicite-sources li:target{background:#fff3b0;outline:2px solid #f0c000}
@@ -70,12 +80,6 @@ def check_prefix(prefix: object) -> str:
     if not isinstance(prefix, str) or not _PREFIX_RE.fullmatch(prefix):
         raise UsageError(f"prefix must be a letter followed by letters, digits, - or _: {prefix!r}")
     return prefix
-
-
-def _paragraphs(body: str) -> str:
-    """Escaped text with markers: blank lines separate paragraphs, single newlines break."""
-    parts = (part.strip() for part in _PARAGRAPH_RE.split(body))
-    return "".join(f"<p>{part.replace(chr(10), '<br>')}</p>" for part in parts if part)
 
 
 class _Markers:
@@ -146,15 +150,13 @@ def render_html(answer: CitedAnswer, plan: Plan, *, prefix: str | None) -> str:
     prefix = default_prefix(answer) if prefix is None else check_prefix(prefix)
     entries = {entry.number: entry for entry in plan.entries}
     markers = _Markers(answer, prefix, entries)
+    # Imported here: markdown-it loads only when an HTML rendering needs it.
+    from unicite._render._html_markdown import answer_html
 
-    def piece(text: str) -> str:
-        return _esc(sanitize_display(text, allow_newlines=True))
-
-    body = "".join(weave(answer.text, plan.marks, piece, markers))
+    body = answer_html(answer.text, plan.marks, markers)
     out = [f'<div class="unicite" id="{prefix}">', f"<style>\n{_STYLE}</style>"]
-    paragraphs = _paragraphs(body)
-    if paragraphs:
-        out.append(f'<div class="unicite-answer">{paragraphs}</div>')
+    if body:
+        out.append(f'<div class="unicite-answer">{body}</div>')
     if plan.entries:
         out.append('<div class="unicite-sources"><p class="unicite-heading">Sources</p><ol>')
         out.extend(_source_item(entry, prefix) for entry in plan.entries)
