@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from unicite._telemetry import record_answer
 from unicite.attribution import Scorer, attribute
 from unicite.exceptions import GroundingRequiredError, UsageError
 from unicite.markers import MarkerStyle, ParseStyle, parse_markers, renumber
@@ -207,7 +208,10 @@ def cite(
     if notes:
         cited = cited.replace(diagnostics=_unique([*cited.diagnostics, *notes]))
     cited = _with_ids(cited)
-    _check_require(cited, policy.require, grounded=bool(shown or base.sources))
+    grounded = bool(shown or base.sources)
+    read = not isinstance(answer, (str, CitedAnswer))
+    record_answer(cited, base, read=read, grounded=grounded, markers=policy.markers)
+    _check_require(cited, policy.require, grounded=grounded)
     return cited
 
 
@@ -467,6 +471,8 @@ class _QuietFilter(logging.Filter):
 
 
 logging.getLogger("unicite").addFilter(_QuietFilter())
+# Filters do not pass down to child loggers: extraction forensics must stay quiet too.
+logging.getLogger("unicite.grounding").addFilter(_QuietFilter())
 
 
 @contextmanager

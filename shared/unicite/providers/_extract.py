@@ -13,6 +13,7 @@ from unicite.exceptions import GroundingRequiredError, UsageError
 from unicite.model import Citation, CitedAnswer
 from unicite.providers._base import CitationEvent, Provider, StreamReader
 from unicite.providers._builder import AnswerBuilder
+from unicite.providers._forensics import debug_grounding
 from unicite.providers._registry import registered
 from unicite.providers._sse import iter_sse, looks_like_sse
 
@@ -121,9 +122,15 @@ def detect_provider(response: object) -> str | None:
 
 
 def _finish(
-    builder: AnswerBuilder, *, strict: bool, require: Require, grounded: bool
+    builder: AnswerBuilder,
+    *,
+    strict: bool,
+    require: Require,
+    grounded: bool,
+    response: object = None,
 ) -> CitedAnswer:
     answer = builder.build(strict=strict)
+    debug_grounding(answer, response)
     if grounded and not answer.citations:
         logger.warning(
             "%s: tools or search ran but no citation could be extracted",
@@ -193,9 +200,11 @@ def extract(
     builder = AnswerBuilder(reader.name if reader else (readers[0].name if provider else None))
     if reader is None or problem is not None:
         builder.note(problem or "unreadable response")
-        return _finish(builder, strict=strict, require=require, grounded=False)
+        return _finish(builder, strict=strict, require=require, grounded=False, response=data)
     _read(reader, data, builder, candidate=candidate)
-    return _finish(builder, strict=strict, require=require, grounded=builder.grounded)
+    return _finish(
+        builder, strict=strict, require=require, grounded=builder.grounded, response=data
+    )
 
 
 _DISPLAY_NAMES = {"openai": "OpenAI"}
