@@ -6,6 +6,7 @@ sources it rests on, and exact spans tying claims to sources.
 
 from importlib.metadata import version as _version
 
+from unicite import wire
 from unicite._cite import CitePolicy, cite
 from unicite._offsets import OffsetIndex, byte_span, from_byte_span, from_utf16_span, utf16_span
 from unicite._render import (
@@ -27,7 +28,13 @@ from unicite.attribution import (
     attribute,
     verify,
 )
-from unicite.exceptions import CitationError, GroundingRequiredError, UniciteError, UsageError
+from unicite.exceptions import (
+    CitationError,
+    GroundingRequiredError,
+    UniciteError,
+    UsageError,
+    WireError,
+)
 from unicite.generation import (
     CitedGeneration,
     agenerate_cited,
@@ -103,6 +110,7 @@ __all__ = [
     "UniciteError",
     "UrlLocation",
     "UsageError",
+    "WireError",
     "__version__",
     "acollect_stream",
     "agenerate_cited",
@@ -138,4 +146,5 @@ __all__ = [
     "truncate",
     "utf16_span",
     "verify",
+    "wire",
 ]

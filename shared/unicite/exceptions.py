@@ -23,6 +23,7 @@ __all__ = [
     "GroundingRequiredError",
     "UniciteError",
     "UsageError",
+    "WireError",
     "describe_error",
 ]
 
@@ -51,6 +52,10 @@ class UniciteError(Exception):
 
 class UsageError(UniciteError, ValueError):
     """The caller passed an argument unicite cannot use (wrong type, unknown option)."""
+
+
+class WireError(UniciteError, ValueError):
+    """Frames or a history document could not be read as their wire protocol defines them."""
 
 
 class CitationError(UniciteError):

@@ -34,6 +34,7 @@ EXPECTED = [
     "UniciteError",
     "UrlLocation",
     "UsageError",
+    "WireError",
     "__version__",
     "acollect_stream",
     "agenerate_cited",
@@ -69,6 +70,7 @@ EXPECTED = [
     "truncate",
     "utf16_span",
     "verify",
+    "wire",
 ]
 
 
