@@ -26,6 +26,9 @@ demo: .venv/.synced
 	@OPENAI_API_KEY= $(RUN) python examples/langchain_rag.py
 	@printf '\n── LlamaIndex · CitedQueryEngine next to CitationQueryEngine ──\n'
 	@$(RUN) python examples/llamaindex_vs_citation_query_engine.py
+	@printf '\n── A chat page: live citations equal to the reloaded history ──\n'
+	@printf 'Start it with  uv run python examples/web/app.py  and open the URL it prints\n'
+	@printf '(offline, replaying a recorded stream; live with OPENAI_API_KEY). See examples/web/README.md\n'
 
 ## test: the full suite, the core's suite with only unicite installed, and the LlamaIndex
 ## adapter over the llama-index LLM integrations (which need older provider SDKs)

@@ -35,3 +35,17 @@ def test_readme_cite_example_runs(capsys) -> None:  # type: ignore[no-untyped-de
         if line.startswith("print(") and "#" in line
     ]
     assert out == comments
+
+
+def test_readme_wire_example_runs(capsys) -> None:  # type: ignore[no-untyped-def]
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    sources = next(b for b in blocks if "unicite.cite(" in b).split("answer =", 1)[0]
+    block = next(b for b in blocks if "wire.encode(" in b)
+    exec(compile("import unicite\n" + sources + block, str(README), "exec"), {})  # noqa: S102
+    out = capsys.readouterr().out.splitlines()
+    comments = [
+        line.split("#", 1)[1].strip()
+        for line in block.splitlines()
+        if line.startswith("print(") and "#" in line
+    ]
+    assert out == comments
