@@ -160,12 +160,12 @@ TERMINAL_40 = (
     "   https://fr.wikipedia.org/wiki/Viaduc_de_Millau\n"
     "2. structurae.net —\n"
     "   https://www.structurae.net/fr/ouvrages/viaduc-de-millau\n"
-    "   search result 2\n"
+    "   2nd search result\n"
     "3. Rapport d’inauguration (2004).pdf\n"
     '   > "Le viaduc a été inauguré le 14\n'
     '     décembre 2004." (pages 3–4)\n'
-    '   > "pylônes de 215 mètres" (blocks\n'
-    "     0–2)"
+    '   > "pylônes de 215 mètres" (blocks [0,\n'
+    "     3))"
 )
 
 
@@ -183,10 +183,10 @@ TERMINAL_LINKS = (
     "2. structurae.net — \x1b]8;;https://www.structurae.net/fr/ouvrages/viaduc-de"
     "-millau\x1b\\https://www.structurae.net/fr/ouvrages/viaduc-de-millau\x1b]8;;"
     "\x1b\\\n"
-    "   search result 2\n"
+    "   2nd search result\n"
     "3. Rapport d’inauguration (2004).pdf\n"
     '   > "Le viaduc a été inauguré le 14 décembre 2004." (pages 3–4)\n'
-    '   > "pylônes de 215 mètres" (blocks 0–2)'
+    '   > "pylônes de 215 mètres" (blocks [0, 3))'
 )
 
 
@@ -201,10 +201,10 @@ TEXT_ALL = (
     "llau\n"
     "2. structurae.net — https://www.structurae.net/fr/ouvrages/viaduc-de-millau"
     "\n"
-    "   search result 2\n"
+    "   2nd search result\n"
     "3. Rapport d’inauguration (2004).pdf\n"
     '   > "Le viaduc a été inauguré le 14 décembre 2004." (pages 3–4)\n'
-    '   > "pylônes de 215 mètres" (blocks 0–2)\n'
+    '   > "pylônes de 215 mètres" (blocks [0, 3))\n'
     "4. Ponts de France — https://example.org/pont"
 )
 
@@ -221,11 +221,11 @@ MARKDOWN = (
     "llau) — wikipedia.org\n"
     "2. [structurae.net](https://www.structurae.net/fr/ouvrages/viaduc-de-millau)"
     "\n"
-    "   > (search result 2)\n"
+    "   > (2nd search result)\n"
     "3. Rapport d’inauguration (2004).pdf\n"
     '   > "Le viaduc a été inauguré le 14 décembre 2004." (pages 3–4)\n'
     "   >\n"
-    '   > "pylônes de 215 mètres" (blocks 0–2)'
+    '   > "pylônes de 215 mètres" (blocks \\[0, 3))'
 )
 
 
@@ -241,13 +241,13 @@ MARKDOWN_FOOTNOTES = (
     "[^2]: [structurae.net](https://www.structurae.net/fr/ouvrages/viaduc-de-mill"
     "au)\n"
     "\n"
-    "    > (search result 2)\n"
+    "    > (2nd search result)\n"
     "\n"
     "[^3]: Rapport d’inauguration (2004).pdf\n"
     "\n"
     '    > "Le viaduc a été inauguré le 14 décembre 2004." (pages 3–4)\n'
     "    >\n"
-    '    > "pylônes de 215 mètres" (blocks 0–2)'
+    '    > "pylônes de 215 mètres" (blocks \\[0, 3))'
 )
 
 
@@ -263,11 +263,11 @@ MARKDOWN_ALL = (
     "llau) — wikipedia.org\n"
     "2. [structurae.net](https://www.structurae.net/fr/ouvrages/viaduc-de-millau)"
     "\n"
-    "   > (search result 2)\n"
+    "   > (2nd search result)\n"
     "3. Rapport d’inauguration (2004).pdf\n"
     '   > "Le viaduc a été inauguré le 14 décembre 2004." (pages 3–4)\n'
     "   >\n"
-    '   > "pylônes de 215 mètres" (blocks 0–2)\n'
+    '   > "pylônes de 215 mètres" (blocks \\[0, 3))\n'
     "4. [Ponts de France](https://example.org/pont) — example.org"
 )
 

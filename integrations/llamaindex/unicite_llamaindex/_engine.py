@@ -49,7 +49,7 @@ from unicite_llamaindex.events import CitationsEvent, dispatcher
 
 __all__ = ["CitedQueryEngine"]
 
-logger = logging.getLogger("unicite_llamaindex")
+logger = logging.getLogger("unicite.llamaindex")
 
 OnCitations = Callable[[CitedAnswer], Any]
 

@@ -58,7 +58,7 @@ __all__ = [
     "CitedSynthesizer",
 ]
 
-logger = logging.getLogger("unicite_llamaindex")
+logger = logging.getLogger("unicite.llamaindex")
 
 dispatcher = get_dispatcher(__name__)
 

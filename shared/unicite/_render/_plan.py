@@ -122,27 +122,52 @@ def link_target(url: object) -> str | None:
 
 
 def location_text(location: Location | None) -> str | None:
-    """A short human description of where in a source a citation points."""
+    """A short description of where in a source a citation points, in the API's numbers.
+
+    Character and block ranges are offsets, shown exactly as the location holds them: 0-based
+    and end-exclusive, written as the half-open interval ``[start, end)`` (``chars [0, 35)``
+    is ``text[0:35]``, 35 characters), or as one index when the range holds one (``block 0``).
+    Pages are shown as a document numbers them: 1-based, as `PageLocation` holds them, a range
+    inclusive as page ranges are cited (``start_page=3, end_page=5`` is ``pages 3–4``).
+    Search results are counted, not indexed: index 1 is the ``2nd search result``.
+    """
     if isinstance(location, PageLocation):
-        return _range_text("page", "pages", location.start_page, location.end_page)
+        return _page_text(location.start_page, location.end_page)
     if isinstance(location, CharLocation):
-        return _range_text("char", "chars", location.start, location.end)
+        return _offsets_text("char", "chars", location.start, location.end)
     if isinstance(location, BlockLocation):
-        return _range_text("block", "blocks", location.start_block, location.end_block)
+        return _offsets_text("block", "blocks", location.start_block, location.end_block)
     if isinstance(location, SearchResultLocation):
-        # The index is 0-based; people count results from 1.
-        text = f"search result {location.search_result_index + 1}"
+        text = f"{_ordinal(location.search_result_index + 1)} search result"
         if location.start_block is not None and location.end_block is not None:
-            text += ", " + _range_text("block", "blocks", location.start_block, location.end_block)
+            text += ", " + _offsets_text(
+                "block", "blocks", location.start_block, location.end_block
+            )
         return text
     return None
 
 
-def _range_text(one: str, many: str, start: int, end: int) -> str:
-    """An end-exclusive range shown inclusively: pages 3..5 is ``pages 3–4``."""
-    if end - start <= 1:
+def _offsets_text(one: str, many: str, start: int, end: int) -> str:
+    """A 0-based, end-exclusive range as it is held: ``chars [0, 35)``; one index alone."""
+    if end - start == 1:
         return f"{one} {start}"
-    return f"{many} {start}\u2013{end - 1}"
+    return f"{many} [{start}, {end})"
+
+
+def _page_text(start: int, end: int) -> str:
+    """A 1-based, end-exclusive page range as pages are cited: 3..5 is ``pages 3–4``."""
+    if end - start <= 1:
+        return f"page {start}"
+    return f"pages {start}\u2013{end - 1}"
+
+
+def _ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ``11th``, ``21st``..."""
+    suffix = "th" if n % 100 in (11, 12, 13) else _SUFFIXES.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+_SUFFIXES = {1: "st", 2: "nd", 3: "rd"}
 
 
 def search_suggestions(answer: CitedAnswer) -> str | None:
