@@ -1,28 +1,28 @@
-"""A tool-calling agent whose final answer cites the pages its tools found.
+"""A LangChain agent whose final answer cites the pages its tools found.
 
-`cite_tools` shows the agent each search result under a number (``[sid:2] Title``) that stays
-the same for the whole run; the agent cites ``[2]`` and `CitationCallbackHandler` turns the
-markers into citations of those pages. The search tool reads a small local encyclopedia, so
-only the model is remote: offline by default (a recorded Anthropic conversation is replayed),
-live with ``ANTHROPIC_API_KEY`` set. Run it with ``uv run python examples/langchain_agent.py``.
+`create_agent` runs the tool-calling loop; `CitationMiddleware` shows the model each search
+result under a number that stays the same for the whole run (``[sid:2] Title``), asks it to
+cite ``[2]``, and cites its final answer with `unicite.cite`: the agent's state holds the
+`CitedAnswer` under ``"citations"``. The search tool reads a small local encyclopedia, so only
+the model is remote: offline by default (a recorded OpenAI conversation is replayed), live
+with ``OPENAI_API_KEY`` set. Run it with ``uv run python examples/langchain_agent.py``.
 """
 
 from __future__ import annotations
 
-import os
+import re
 import sys
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from langchain_anthropic import ChatAnthropic
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig, chain
+from langchain.agents import create_agent
 from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
 
 import unicite
-from unicite.markers import citation_instructions
-from unicite_langchain import CitationCallbackHandler, cite_tools
+from unicite.testing import live_or_replay
+from unicite_langchain import CitationMiddleware
 
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTE = ROOT / "cassettes/examples/test_langchain_examples/test_agent_example.yaml"
@@ -47,28 +47,26 @@ ENCYCLOPEDIA = [
 ]
 
 
+def words(text: str) -> set[str]:
+    return {word for word in re.findall(r"\w+", text.lower()) if len(word) > 3}
+
+
 @tool
 def search_encyclopedia(query: str) -> list[dict[str, str]]:
-    """Search the encyclopedia; returns matching pages with their URL, title and text."""
-    words = {w.lower() for w in query.split() if len(w) > 3}
-    return [page for page in ENCYCLOPEDIA if words & set(page["content"].lower().split())]
+    """Search the encyclopedia; returns the pages containing every word of the query."""
+    wanted = words(query)
+    return [page for page in ENCYCLOPEDIA if wanted <= words(page["content"])]
 
 
 def replay() -> AbstractContextManager[Any]:
-    """Replay the recorded conversation unless an API key asks for live calls."""
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        return nullcontext()
-    os.environ["ANTHROPIC_API_KEY"] = "offline-replay"
-    try:
-        import vcr
-    except ImportError:
-        sys.exit("offline mode needs vcrpy (uv sync installs it), or set ANTHROPIC_API_KEY")
-    sys.path.insert(0, str(ROOT / "tests"))
-    import _cassettes  # the project's reviewable cassette format
+    """Replay the recorded conversation unless ``OPENAI_API_KEY`` asks for live calls.
 
-    player = vcr.VCR(record_mode="none")
-    player.register_serializer("yaml", _cassettes)
-    return player.use_cassette(str(CASSETTE), serializer="yaml")
+    Every model call goes to the same URL: each recorded response is played once, in order.
+    """
+    try:
+        return live_or_replay(CASSETTE, env="OPENAI_API_KEY", allow_playback_repeats=False)
+    except ImportError as err:
+        sys.exit(f"{err}, or set OPENAI_API_KEY to call the API live")
 
 
 def main() -> None:
@@ -82,33 +80,18 @@ def main() -> None:
 
 
 def ask(question: str) -> unicite.CitedAnswer:
-    """Run the agent once; the handler gives back its cited final answer."""
-    tools = cite_tools([search_encyclopedia])
-    by_name = {t.name: t for t in tools}
-    model = ChatAnthropic(model="claude-sonnet-4-6", max_tokens=1024, temperature=0)
-    model_with_tools = model.bind_tools(tools)
-    system = (
-        "Réponds en français. Cherche dans l'encyclopédie avant de répondre.\n\n"
-        + citation_instructions()
+    """Run the agent once; its state holds the cited final answer."""
+    agent = create_agent(
+        ChatOpenAI(model="gpt-5.2"),
+        [search_encyclopedia],
+        system_prompt="Réponds en français. Cherche dans l'encyclopédie avant de répondre.",
+        middleware=[CitationMiddleware()],
     )
-
-    @chain
-    def agent(question: str, config: RunnableConfig) -> str:
-        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(question)]
-        for _ in range(5):
-            reply = model_with_tools.invoke(messages, config)
-            messages.append(reply)
-            if not reply.tool_calls:
-                return str(reply.text)
-            for call in reply.tool_calls:
-                messages.append(by_name[call["name"]].invoke(call, config))
-        return "(no answer after 5 steps)"
-
-    handler = CitationCallbackHandler()
-    agent.invoke(question, config={"callbacks": [handler]})
-    if handler.answer is None:
-        sys.exit("the run ended without an answer")
-    return handler.answer
+    state = agent.invoke({"messages": [{"role": "user", "content": question}]})
+    answer = state["citations"]
+    if answer is None:
+        sys.exit("the agent ended without an answer")
+    return answer
 
 
 if __name__ == "__main__":

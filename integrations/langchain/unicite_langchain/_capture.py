@@ -3,17 +3,26 @@
 Retrieved documents and tool outputs go through the `unicite.sources` extractor registry.
 A retriever returning garbage (items that are not documents, metadata that cannot be read)
 loses only the unreadable part, and a diagnostic says what was left out.
+
+A tool that runs a retriever and returns its documents as one text (``create_retriever_tool``
+with ``response_format="content"``) loses their titles and URLs in that text:
+`collect_retrieved` gathers the documents the retriever runs inside a tool call returned, and
+`tool_sources` reads them, one source each, in place of the text.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
+from langchain_core.tracers.context import register_configure_hook
 from pydantic_core import to_jsonable_python
 
 from unicite import Source
@@ -25,8 +34,10 @@ __all__ = [
     "CITED_TOOL_METADATA_KEY",
     "DocumentSources",
     "SourceCapture",
+    "collect_retrieved",
     "read_documents",
     "run_name",
+    "tool_sources",
 ]
 
 CITED_TOOL_METADATA_KEY = "unicite_cited_tool"
@@ -128,10 +139,15 @@ class SourceCapture:
         with self._runs.lock:
             root.tools[run_id] = tool
 
-    def retrieved(self, root: Root, run_id: UUID, documents: list[Any]) -> None:
+    def retrieved(
+        self, root: Root, run_id: UUID, documents: list[Any], parent_run_id: UUID | None = None
+    ) -> None:
         """Add a retriever's documents to the ledger (from the cache when read before)."""
         with self._runs.lock:
             tool = root.tools.get(run_id)
+            parent = root.tools.get(parent_run_id) if parent_run_id is not None else None
+            if parent is not None:
+                parent.retrieved = True
         if tool is None:
             tool = ToolRun("retriever", None, None, False)
         sources = self.documents.get(tool.name, documents)
@@ -156,6 +172,25 @@ class SourceCapture:
             tool = ToolRun("tool", None, None, False)
         if tool.cited:
             return  # a cite_tools wrapper added these sources itself
+        if tool.retrieved:
+            # A retriever ran inside the tool: its documents, one source each, are the tool's
+            # sources; output that reads only as raw text (their texts joined) adds nothing.
+            notes: list[str] = []
+            found = from_tool_output(
+                tool.name,
+                output,
+                call_id=tool.call_id,
+                arguments=tool.arguments,
+                diagnostics=notes,
+                registry=self.registry,
+            )
+            if all(source.kind == "tool" for source in found):
+                return
+            root.ledger.add_all(found)
+            if notes:
+                with self._runs.lock:
+                    root.diagnostics.extend(notes)
+            return
         root.ledger.add_tool_output(
             tool.name,
             output,
@@ -194,6 +229,7 @@ def read_documents(
     *,
     arguments: Mapping[str, Any] | None = None,
     registry: ExtractorRegistry | None = None,
+    call_id: str | None = None,
 ) -> list[Source]:
     """The sources of retrieved documents; garbage among them is skipped and reported in `notes`.
 
@@ -208,7 +244,12 @@ def read_documents(
     if all(_well_formed(document) for document in documents):
         try:
             found = from_tool_output(
-                name, documents, arguments=arguments, diagnostics=read, registry=registry
+                name,
+                documents,
+                call_id=call_id,
+                arguments=arguments,
+                diagnostics=read,
+                registry=registry,
             )
         except Exception:
             found = None
@@ -224,7 +265,12 @@ def read_documents(
     read.clear()
     try:
         found = from_tool_output(
-            name, readable, arguments=arguments, diagnostics=read, registry=registry
+            name,
+            readable,
+            call_id=call_id,
+            arguments=arguments,
+            diagnostics=read,
+            registry=registry,
         )
     except Exception as err:
         notes.append(f"{name}: its documents could not be read ({describe_error(err)})")
@@ -323,3 +369,86 @@ def _readable_documents(name: str, documents: list[Any], notes: list[str]) -> li
         kinds = ", ".join(sorted(set(skipped)))
         notes.append(f"{name}: {len(skipped)} retrieved items are not documents ({kinds}); skipped")
     return readable
+
+
+# --- documents retrieved inside a tool call -----------------------------------------------------
+
+
+class _Retrieved(BaseCallbackHandler):
+    """Collects the documents of every retriever run it is attached to, in the order they end."""
+
+    run_inline = True
+    ignore_llm = True
+    ignore_chat_model = True
+    ignore_chain = True
+    ignore_agent = True
+    ignore_retry = True
+    ignore_custom_event = True
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.documents: list[Any] = []
+
+    def on_retriever_end(self, documents: Sequence[Any], **kwargs: Any) -> None:
+        """Keep the documents a retriever returned."""
+        with self.lock:
+            self.documents.extend(documents)
+
+
+_RETRIEVED: ContextVar[_Retrieved | None] = ContextVar("unicite_retrieved", default=None)
+# Every callback manager configured while the variable is set (the tool's run, the runs inside
+# it) gets the collector as an inheritable handler: the way LangChain's own run collectors work.
+register_configure_hook(_RETRIEVED, inheritable=True)
+
+
+@contextmanager
+def collect_retrieved() -> Iterator[list[Any]]:
+    """Collect what retriever runs started inside the block return.
+
+    Yields the list the documents are added to as each retriever run ends. The collector lives
+    in a context variable: each thread and asyncio task collects its own tool call's documents.
+    """
+    collector = _Retrieved()
+    token = _RETRIEVED.set(collector)
+    try:
+        yield collector.documents
+    finally:
+        _RETRIEVED.reset(token)
+
+
+def tool_sources(
+    name: str,
+    output: Any,
+    documents: list[Any],
+    notes: list[str],
+    *,
+    call_id: str | None = None,
+    arguments: Mapping[str, Any] | str | None = None,
+    registry: ExtractorRegistry | None = None,
+) -> list[Source]:
+    """The sources of one tool result: its own, else the documents its retrievers returned.
+
+    A result that reads only as raw text (one ``"tool"`` source) while retrievers ran inside
+    the call stands for those documents (``create_retriever_tool`` joins their texts and drops
+    their metadata): each document becomes its own source, its title and URL from its metadata.
+    What was odd or left out goes to `notes`.
+    """
+    read: list[str] = []
+    found = from_tool_output(
+        name, output, call_id=call_id, arguments=arguments, diagnostics=read, registry=registry
+    )
+    if documents and all(source.kind == "tool" for source in found):
+        retrieved: list[str] = []
+        sources = read_documents(
+            name,
+            list(documents),
+            retrieved,
+            arguments=arguments if isinstance(arguments, Mapping) else None,
+            registry=registry,
+            call_id=call_id,
+        )
+        if sources:
+            notes.extend(retrieved)
+            return sources
+    notes.extend(read)
+    return found

@@ -24,7 +24,7 @@ from unicite.sources import ExtractorRegistry, SourceLedger
 from unicite_langchain._answer import AnswerCapture
 from unicite_langchain._capture import DocumentSources, SourceCapture, run_name
 from unicite_langchain._options import citation_policy
-from unicite_langchain._publish import Answers, Publisher
+from unicite_langchain._publish import CITATIONS_EVENT, MIDDLEWARE_KEY, Answers, Publisher
 from unicite_langchain._runs import Root, RunTable
 
 __all__ = ["CitationCallbackHandler"]
@@ -49,7 +49,12 @@ class CitationCallbackHandler(BaseCallbackHandler):
     event named ``"unicite_citations"`` (seen in ``astream_events`` and by every handler's
     ``on_custom_event``; it needs a run with children, as any chain has) whose data is
     ``{"run_id": str, "origin": citation_origin, "answer": CitedAnswer}``. When sources were
-    captured but nothing was cited, one WARNING is logged.
+    captured but nothing was cited, one WARNING is logged, and the answer's diagnostics say
+    why and what to do (number the sources in the prompt, or ``attribute="lexical"``).
+
+    An agent built with ``CitationMiddleware`` cites its own answer, against the numbers it
+    showed the model; the handler takes that answer as the run's (the middleware's options
+    apply to it) unless a later model message in the run answers instead.
 
     The handler is safe in sync and async runs, across threads and concurrent batches, and
     forgets a run as soon as it ends (only the last ``keep`` answers are kept). It never raises
@@ -77,6 +82,8 @@ class CitationCallbackHandler(BaseCallbackHandler):
     """Let `GroundingRequiredError` reach the caller; every other error is caught inside."""
     run_inline: bool = True
     """In async runs, handle events on the event loop, before other handlers see the run end."""
+    relays_middleware: bool = True
+    """Of ``unicite_citations`` events, the handler takes only those a middleware publishes."""
 
     def __init__(
         self,
@@ -179,8 +186,8 @@ class CitationCallbackHandler(BaseCallbackHandler):
 
     @property
     def ignore_custom_event(self) -> bool:
-        """The handler's own event (and others') carry nothing it needs."""
-        return True
+        """Skip custom events when disabled; it reads only a `CitationMiddleware`'s answer."""
+        return not self.enabled
 
     # --- starts -----------------------------------------------------------------------------
 
@@ -344,7 +351,7 @@ class CitationCallbackHandler(BaseCallbackHandler):
         root = self._runs.root_of(run_id, parent_run_id)
         if root is not None:
             try:
-                self._sources.retrieved(root, run_id, list(documents))
+                self._sources.retrieved(root, run_id, list(documents), parent_run_id)
             except Exception as err:
                 self._note(root, "on_retriever_end", err)
         self._finish_if_root(run_id, None)
@@ -396,6 +403,29 @@ class CitationCallbackHandler(BaseCallbackHandler):
             self._sources.failed(root, run_id, error, what)
         self._finish_if_root(run_id, error)
 
+    # --- an agent middleware's answer --------------------------------------------------------
+
+    def on_custom_event(
+        self,
+        name: str,
+        data: Any,
+        *,
+        run_id: UUID,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Keep the answer a ``CitationMiddleware`` cited inside the run."""
+        if name != CITATIONS_EVENT or not isinstance(data, Mapping):
+            return
+        answer = data.get("answer")
+        if not isinstance(answer, CitedAnswer) or not answer.extras.get(MIDDLEWARE_KEY):
+            return
+        root = self._runs.root_of(run_id)
+        if root is not None:
+            with self._runs.lock:
+                root.adopted = (root.message, answer)
+
     # --- the end of a run -------------------------------------------------------------------
 
     def on_chain_end(
@@ -427,6 +457,16 @@ class CitationCallbackHandler(BaseCallbackHandler):
         root, is_root = self._runs.end(run_id)
         if root is None or not is_root or error is not None:
             return
+        adopted = root.adopted
+        if adopted is not None and adopted[0] is root.message:
+            # The agent's middleware cited its answer, with the numbers it showed the model.
+            try:
+                answer = self._finished(root, adopted[1], own=False)
+            except Exception as err:
+                self._note(root, "taking the middleware's answer", err)
+                return
+            self._publisher.publish(root, answer, warn=False)
+            return
         failure: GroundingRequiredError | None = None
         try:
             base = self._answers.answer(root)
@@ -451,9 +491,14 @@ class CitationCallbackHandler(BaseCallbackHandler):
                 str(failure), provider=failure.provider, reason=failure.reason, answer=answer
             ) from None
 
-    def _finished(self, root: Root, answer: CitedAnswer) -> CitedAnswer:
-        """The cited answer with the run's notes and extras."""
-        notes = [*answer.diagnostics, *root.ledger.diagnostics, *root.diagnostics]
+    def _finished(self, root: Root, answer: CitedAnswer, *, own: bool = True) -> CitedAnswer:
+        """The cited answer with the run's notes and extras.
+
+        ``own=False``: a middleware's answer, which carries its own notes on its sources.
+        """
+        notes = [*answer.diagnostics]
+        if own:
+            notes += [*root.ledger.diagnostics, *root.diagnostics]
         return answer.model_copy(
             update={
                 "diagnostics": list(dict.fromkeys(notes)),

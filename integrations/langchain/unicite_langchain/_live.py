@@ -10,15 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from unicite import CitePolicy, MarkerStream
-from unicite.sources import SourceLedger
 
 __all__ = ["LiveText"]
 
 
 class LiveText:
-    """The text of one streamed answer; the sources are looked up at its first delta."""
+    """The text of one streamed answer; the sources are looked up at its first delta.
 
-    def __init__(self, policy: CitePolicy, sources: Callable[[], SourceLedger | None]) -> None:
+    ``sources`` gives what the model was shown, as `unicite.cite` takes it (a ledger, a map
+    from the numbers shown to sources), or None for none.
+    """
+
+    def __init__(self, policy: CitePolicy, sources: Callable[[], object]) -> None:
         self._policy = policy
         self._sources = sources
         self._markers: MarkerStream | None = None
@@ -45,9 +48,9 @@ class LiveText:
             self._started = True
             if self._policy.enabled:
                 policy = self._policy
-                ledger = self._sources()
+                sources = self._sources()
                 self._markers = MarkerStream(
-                    ledger if ledger is not None else SourceLedger(),
+                    sources if sources is not None else [],
                     style=policy.markers,
                     on_invalid=policy.on_invalid,
                     renumber=policy.renumber,

@@ -14,10 +14,70 @@ from unicite.sources import SourceLedger, build_digest, from_tool_output
 from unicite_langchain._capture import read_documents
 from unicite_langchain._context import run_ledgers
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "citation_prompt", "number_sources"]
+__all__ = [
+    "AGENT_SOURCES_NOTE",
+    "DEFAULT_SYSTEM_PROMPT",
+    "agent_instructions",
+    "citation_prompt",
+    "number_sources",
+    "numbered_result",
+]
 
 DEFAULT_SYSTEM_PROMPT = "Answer the question using only the sources below."
 """The opening of `citation_prompt`'s system message unless another is given."""
+
+
+AGENT_SOURCES_NOTE = (
+    "Your sources are the results of your tool calls: each result is listed under a label "
+    "[sid:N], and N stays the same for the whole conversation."
+)
+"""Where an agent finds the sources the citation instructions speak of."""
+
+
+def agent_instructions(
+    format: InstructionFormat = "markdown", style: InstructionStyle | None = None
+) -> str:
+    """`unicite.markers.citation_instructions` for an agent, whose sources are its tool results.
+
+    Raises:
+        UsageError: A JSON format, or a style the format does not have.
+    """
+    if format == "json":
+        raise UsageError("agents write text answers; use format='markdown' or 'html'")
+    return f"{citation_instructions(format, style)}\n\n{AGENT_SOURCES_NOTE}"
+
+
+def numbered_result(
+    shown: Sequence[tuple[int, Source]],
+    tool_name: str,
+    content: Any,
+    *,
+    ledger: SourceLedger | None = None,
+    budget_tokens: int | None = None,
+    prefer: Literal["content", "snippet"] = "content",
+) -> Any:
+    """What a model sees of a tool result whose sources are `shown`, each with its number.
+
+    Each source is listed as ``[sid:N] Title`` and its text (`unicite.sources.build_digest`),
+    N the number it is cited by, in the tool's order (with ``budget_tokens``, in number order
+    unless the numbers are `ledger`'s sids: the budget is shared over one digest); plain text
+    read as one ``"tool"`` source is shown as it is under its number. A result with no
+    sources is `content` unchanged.
+    """
+    if not shown:
+        return content
+    if len(shown) == 1 and isinstance(content, str) and shown[0][1].kind == "tool":
+        return f"[sid:{shown[0][0]}] {tool_name}\n{content}"
+    if ledger is not None:
+        budget = (1 << 40) if budget_tokens is None else budget_tokens
+        listed = [source for _, source in shown]
+        return build_digest(listed, budget, prefer, ledger=ledger, tokenizer="estimate")
+    if budget_tokens is not None:
+        return build_digest(dict(shown), budget_tokens, prefer, tokenizer="estimate")
+    return "\n\n".join(
+        build_digest({number: source}, 1 << 40, prefer, tokenizer="estimate")
+        for number, source in shown
+    )
 
 
 def _escape(text: str) -> str:

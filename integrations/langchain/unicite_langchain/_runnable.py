@@ -1,29 +1,36 @@
 """`with_citations`: any runnable returning ``{"answer": str, "citations": CitedAnswer}``.
 
 Each call runs the wrapped runnable under its own `CitationCallbackHandler`, which cites the
-answer when the run ends; streaming shows the text as that answer will read.
+answer when the run ends; streaming shows the text as that answer will read. A LangGraph graph
+(a `langchain.agents.create_agent` agent) streams its state, not its text: its model's message
+chunks are read from the graph's ``"messages"`` stream instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from functools import partial
 from typing import Any
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForChainRun,
     BaseCallbackManager,
     CallbackManagerForChainRun,
 )
-from langchain_core.messages import BaseMessage
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import (
+    Runnable,
+    RunnableBinding,
+    RunnableConfig,
+    RunnableSerializable,
+)
 from langchain_core.runnables.config import patch_config
 from langchain_core.runnables.utils import AddableDict
 from pydantic import ConfigDict, PrivateAttr
 
 from unicite import CitedAnswer, CitePolicy, UsageError
-from unicite.sources import ExtractorRegistry
+from unicite.sources import ExtractorRegistry, as_source
 from unicite_langchain._capture import DocumentSources
 from unicite_langchain._handler import CitationCallbackHandler
 from unicite_langchain._live import LiveText
@@ -35,7 +42,10 @@ _DIVERGED = "the text shown while streaming differs from the final answer's text
 
 
 def _text_of(value: Any) -> str:
-    """The answer text in a runnable's output (or output chunk)."""
+    """The answer text in a runnable's output (or output chunk).
+
+    A graph's state answers with its last message, when the model wrote it.
+    """
     if isinstance(value, str):
         return value
     if isinstance(value, BaseMessage):
@@ -46,7 +56,77 @@ def _text_of(value: Any) -> str:
             return answer
         if isinstance(answer, BaseMessage):
             return str(answer.text)
+        messages = value.get("messages")
+        if isinstance(messages, list) and messages and isinstance(messages[-1], AIMessage):
+            return str(messages[-1].text)
     return ""
+
+
+def _is_graph(runnable: Runnable[Any, Any]) -> bool:
+    """Whether a runnable is a LangGraph graph (through ``with_config`` and ``bind``)."""
+    try:
+        from langgraph.pregel import Pregel
+    except ImportError:
+        return False
+    while isinstance(runnable, RunnableBinding):
+        runnable = runnable.bound
+    return isinstance(runnable, Pregel)
+
+
+GRAPH_STREAM_MODES = ["messages", "values"]
+"""What `with_citations` asks a graph to stream: model message chunks, and the state (which
+holds the numbers a `CitationMiddleware` showed the model)."""
+
+
+class _GraphText:
+    """The answer text in a graph's ``"messages"`` and ``"values"`` stream, as it will read.
+
+    Each model message is its own text (a new `LiveText`): an agent's last message is its
+    answer, and text it wrote before calling tools was shown as it came. Markers are read
+    against the numbers a `CitationMiddleware` showed the model (the state's
+    ``citation_sources``), else against the handler's ledger.
+    """
+
+    def __init__(self, policy: CitePolicy, handler: CitationCallbackHandler, run_id: UUID):
+        self._policy = policy
+        self._handler = handler
+        self._run_id = run_id
+        self._shown: list[Any] | None = None
+        self._message: object = None
+        self.live: LiveText | None = None
+
+    def _sources(self) -> object:
+        if self._shown is not None:
+            return {n: as_source(item) for n, item in enumerate(self._shown, start=1)}
+        return self._handler.ledger(self._run_id)
+
+    def feed(self, item: Any) -> str:
+        """The text now certain after one ``(mode, data)`` item of the stream."""
+        if not isinstance(item, tuple) or len(item) != 2:
+            return ""
+        mode, data = item
+        if mode == "values":
+            shown = data.get("citation_sources") if isinstance(data, Mapping) else None
+            if isinstance(shown, list):
+                self._shown = shown
+            return ""
+        if mode != "messages" or not isinstance(data, tuple) or len(data) != 2:
+            return ""
+        message, metadata = data
+        if not isinstance(message, AIMessage):
+            return ""
+        if isinstance(metadata, Mapping) and metadata.get("langgraph_node") == "tools":
+            return ""  # a model a tool ran
+        shown = ""
+        if self.live is None or message.id != self._message:
+            shown = self.close()
+            self._message = message.id
+            self.live = LiveText(self._policy, self._sources)
+        return shown + self.live.feed(str(message.text))
+
+    def close(self) -> str:
+        """The text of the current message held back until now."""
+        return self.live.close() if self.live is not None else ""
 
 
 def _with_handler(config: RunnableConfig, handler: CitationCallbackHandler) -> Any:
@@ -100,6 +180,21 @@ class CitedRunnable(RunnableSerializable[Any, dict[str, Any]]):
     @staticmethod
     def _result(answer: CitedAnswer) -> dict[str, Any]:
         return {"answer": answer.text, "citations": answer}
+
+    def _graph_options(self, kwargs: dict[str, Any]) -> dict[str, Any] | None:
+        """The stream options for a graph (its model's messages and its state); None if not one.
+
+        Raises:
+            UsageError: ``stream_mode`` was given: the stream's chunks are the answer's.
+        """
+        if not _is_graph(self.bound):
+            return None
+        if "stream_mode" in kwargs:
+            raise UsageError(
+                "with_citations streams {'answer': ...} then {'citations': ...} chunks; "
+                "stream the graph itself for other stream modes"
+            )
+        return {**kwargs, "stream_mode": GRAPH_STREAM_MODES}
 
     # --- invoke -----------------------------------------------------------------------------
 
@@ -155,7 +250,12 @@ class CitedRunnable(RunnableSerializable[Any, dict[str, Any]]):
         """Stream ``{"answer": delta}`` chunks as the text arrives, then ``{"citations": …}``.
 
         The deltas join to exactly ``citations.text``: markers are shown once complete, with
-        their final numbers, and invalid ones never appear (`unicite.MarkerStream`).
+        their final numbers, and invalid ones never appear (`unicite.MarkerStream`). A graph
+        (an agent) streams the text of its model's messages; what the model wrote before
+        calling tools is shown too, and ``citations`` is the answer of its last message.
+
+        Raises:
+            UsageError: ``stream_mode`` given for a graph.
         """
         yield from self._transform_stream_with_config(iter([input]), self._stream, config, **kwargs)
 
@@ -168,16 +268,25 @@ class CitedRunnable(RunnableSerializable[Any, dict[str, Any]]):
     ) -> Iterator[dict[str, Any]]:
         sink: list[CitedAnswer] = []
         handler = self._handler(sink)
+        graph = self._graph_options(kwargs)
         for value in inputs:
             inner = uuid4()
             child = patch_config(config, callbacks=_with_handler(config, handler))
             child["run_id"] = inner
-            live = LiveText(self.policy, partial(handler.ledger, inner))
-            for chunk in self.bound.stream(value, child, **kwargs):
-                shown = live.feed(_text_of(chunk))
-                if shown:
-                    yield AddableDict(answer=shown)
-            rest = live.close()
+            if graph is not None:
+                text = _GraphText(self.policy, handler, inner)
+                for item in self.bound.stream(value, child, **graph):
+                    shown = text.feed(item)
+                    if shown:
+                        yield AddableDict(answer=shown)
+                rest, live = text.close(), text.live
+            else:
+                live = LiveText(self.policy, partial(handler.ledger, inner))
+                for chunk in self.bound.stream(value, child, **kwargs):
+                    shown = live.feed(_text_of(chunk))
+                    if shown:
+                        yield AddableDict(answer=shown)
+                rest = live.close()
             if rest:
                 yield AddableDict(answer=rest)
             yield AddableDict(citations=_final(sink, live))
@@ -204,27 +313,37 @@ class CitedRunnable(RunnableSerializable[Any, dict[str, Any]]):
     ) -> AsyncIterator[dict[str, Any]]:
         sink: list[CitedAnswer] = []
         handler = self._handler(sink)
+        graph = self._graph_options(kwargs)
         async for value in inputs:
             inner = uuid4()
             child = patch_config(config, callbacks=_with_handler(config, handler))
             child["run_id"] = inner
-            live = LiveText(self.policy, partial(handler.ledger, inner))
-            async for chunk in self.bound.astream(value, child, **kwargs):
-                shown = live.feed(_text_of(chunk))
-                if shown:
-                    yield AddableDict(answer=shown)
-            rest = live.close()
+            if graph is not None:
+                text = _GraphText(self.policy, handler, inner)
+                async for item in self.bound.astream(value, child, **graph):
+                    shown = text.feed(item)
+                    if shown:
+                        yield AddableDict(answer=shown)
+                rest, live = text.close(), text.live
+            else:
+                live = LiveText(self.policy, partial(handler.ledger, inner))
+                async for chunk in self.bound.astream(value, child, **kwargs):
+                    shown = live.feed(_text_of(chunk))
+                    if shown:
+                        yield AddableDict(answer=shown)
+                rest = live.close()
             if rest:
                 yield AddableDict(answer=rest)
             yield AddableDict(citations=_final(sink, live))
 
 
-def _final(sink: list[CitedAnswer], live: LiveText) -> CitedAnswer:
+def _final(sink: list[CitedAnswer], live: LiveText | None) -> CitedAnswer:
     """The streamed run's answer; a diagnostic says so if the text shown is not its text."""
+    shown = live.shown if live is not None else ""
     if not sink:
-        return CitedAnswer(text=live.shown)
+        return CitedAnswer(text=shown)
     answer = sink[-1]
-    if live.shown == answer.text:
+    if shown == answer.text:
         return answer
     return answer.model_copy(update={"diagnostics": [*answer.diagnostics, _DIVERGED]})
 
@@ -244,7 +363,8 @@ def with_citations(
     cites the answer with `unicite.cite` when the call ends. ``stream`` yields
     ``{"answer": delta}`` chunks while the text arrives and a last ``{"citations": answer}``
     chunk; added up, the chunks equal what ``invoke`` returns: the deltas already carry the
-    final marker numbers.
+    final marker numbers. A LangGraph graph (a ``create_agent`` agent) streams the text of its
+    model's messages; with ``CitationMiddleware`` the answer is the one the middleware cited.
 
     Args:
         runnable: Any LangChain runnable whose output is text, a message, or a dict with an

@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 from langchain_core.runnables import ensure_config
 
+from unicite import CitedAnswer
 from unicite.sources import SourceLedger
 from unicite_langchain._request import Request
 
@@ -26,7 +27,7 @@ __all__ = ["Root", "RunTable", "ToolRun"]
 class ToolRun:
     """What a tool or retriever run's start said, needed when it ends."""
 
-    __slots__ = ("arguments", "call_id", "cited", "name")
+    __slots__ = ("arguments", "call_id", "cited", "name", "retrieved")
 
     def __init__(
         self, name: str, call_id: str | None, arguments: Mapping[str, Any] | None, cited: bool
@@ -35,12 +36,15 @@ class ToolRun:
         self.call_id = call_id
         self.arguments = arguments
         self.cited = cited
+        self.retrieved = False
+        """Whether a retriever ran inside the tool run (its documents are in the ledger)."""
 
 
 class Root:
     """Everything kept about one root run until it ends."""
 
     __slots__ = (
+        "adopted",
         "chunks",
         "diagnostics",
         "handlers",
@@ -74,6 +78,9 @@ class Root:
         self.diagnostics: list[str] = []
         self.handlers: list[BaseCallbackHandler] | None = None
         """The callback handlers of the run tree, to publish the custom event with."""
+        self.adopted: tuple[BaseMessage | None, CitedAnswer] | None = None
+        """An answer a `CitationMiddleware` in the run published, with the answer `message`
+        was when it did: the run's answer while no later model message answers."""
 
 
 class RunTable:

@@ -16,10 +16,11 @@ from langchain_core.tools import tool as make_tool
 from pydantic import PrivateAttr
 
 from unicite import UsageError
-from unicite.sources import SourceLedger, build_digest
-from unicite_langchain._capture import CITED_TOOL_METADATA_KEY
+from unicite.sources import SourceLedger
+from unicite_langchain._capture import CITED_TOOL_METADATA_KEY, collect_retrieved, tool_sources
 from unicite_langchain._context import run_ledgers
 from unicite_langchain._handler import CitationCallbackHandler
+from unicite_langchain._prompt import numbered_result
 
 __all__ = ["CitedTool", "cite_tools"]
 
@@ -33,6 +34,10 @@ class CitedTool(BaseTool):
     final answer name the right source. Output with no sources (plain text) passes through
     unchanged; errors are handled as the wrapped tool would handle them. The wrapped tool's
     own output (its artifact, for ``content_and_artifact`` tools) is the artifact.
+
+    A tool that runs a retriever (``create_retriever_tool``, whatever its ``response_format``)
+    gives one source per retrieved document, titled and linked from the document's metadata,
+    even when its own output is the documents' texts joined into one string.
     """
 
     tool: BaseTool
@@ -96,8 +101,11 @@ class CitedTool(BaseTool):
         config: dict[str, Any] = {"metadata": {CITED_TOOL_METADATA_KEY: True}}
         if run_manager is not None:
             config["callbacks"] = run_manager.get_child()
-        output = self._runner.invoke(self._input(args, kwargs, call_id), config)  # type: ignore[arg-type]
-        return self._present(output, ledgers, call_id, kwargs or (args[0] if args else None))
+        with collect_retrieved() as documents:
+            output = self._runner.invoke(self._input(args, kwargs, call_id), config)  # type: ignore[arg-type]
+        return self._present(
+            output, documents, ledgers, call_id, kwargs or (args[0] if args else None)
+        )
 
     async def _arun(
         self,
@@ -111,12 +119,16 @@ class CitedTool(BaseTool):
         config: dict[str, Any] = {"metadata": {CITED_TOOL_METADATA_KEY: True}}
         if run_manager is not None:
             config["callbacks"] = run_manager.get_child()
-        output = await self._runner.ainvoke(self._input(args, kwargs, call_id), config)  # type: ignore[arg-type]
-        return self._present(output, ledgers, call_id, kwargs or (args[0] if args else None))
+        with collect_retrieved() as documents:
+            output = await self._runner.ainvoke(self._input(args, kwargs, call_id), config)  # type: ignore[arg-type]
+        return self._present(
+            output, documents, ledgers, call_id, kwargs or (args[0] if args else None)
+        )
 
     def _present(
         self,
         output: Any,
+        documents: list[Any],
         ledgers: list[tuple[SourceLedger, CitationCallbackHandler | None]],
         call_id: str,
         arguments: Any,
@@ -133,20 +145,35 @@ class CitedTool(BaseTool):
         ledger = ledgers[0][0]
         for other, other_handler in ledgers:
             registry = other_handler.registry if other_handler is not None else None
-            ids = other.add_tool_output(
-                self.tool.name, output, call_id=call_id, arguments=args, registry=registry
-            )
+            if documents:
+                # What a retriever inside the call read (a handler watching the run reports
+                # the documents it could not read).
+                found = tool_sources(
+                    self.tool.name,
+                    output,
+                    documents,
+                    [],
+                    call_id=call_id,
+                    arguments=args,
+                    registry=registry,
+                )
+                ids = other.add_all(found)
+            else:
+                ids = other.add_tool_output(
+                    self.tool.name, output, call_id=call_id, arguments=args, registry=registry
+                )
             if other is ledger:
-                numbered = list(dict.fromkeys(ids))
-        sources = [s for s in (ledger.get(i) for i in numbered) if s is not None]
-        if not sources:
-            return content, artifact
-        if len(sources) == 1 and sources[0].kind == "tool" and isinstance(content, str):
-            # Plain text read as one "tool" source: shown as it is, under its number.
-            return f"[sid:{ledger.sid(sources[0].id)}] {self.tool.name}\n{content}", artifact
-        budget = (1 << 40) if self.budget_tokens is None else self.budget_tokens
-        digest = build_digest(sources, budget, self.prefer, ledger=ledger, tokenizer="estimate")
-        return digest, artifact
+                numbered = ids
+        listed = [(ledger.sid(i), ledger.get(i)) for i in dict.fromkeys(numbered)]
+        shown = numbered_result(
+            [(n, source) for n, source in listed if n is not None and source is not None],
+            self.tool.name,
+            content,
+            ledger=ledger,
+            budget_tokens=self.budget_tokens,
+            prefer=self.prefer,
+        )
+        return shown, artifact
 
 
 def cite_tools(
