@@ -6,8 +6,12 @@
   `unicite.generate_cited` (checked, retried citations); ``response.metadata["generation"]``
   is the `unicite.CitedGeneration`.
 - `CitationPostprocessor`: numbers retrieved nodes (``Source N:``) as citable sources.
-- `CitationEventHandler`: cites the LLM answers of anything LlamaIndex runs (agents,
-  workflows) from instrumentation events and dispatches `CitationsEvent`s.
+- `CitationEventHandler`: cites the LLM answers of anything LlamaIndex runs (query engines,
+  `FunctionAgent`, `AgentWorkflow`, any workflow) from instrumentation events and dispatches
+  `CitationsEvent`s.
+- `cite_tools` / `CitedTool`: agent tools whose results the model sees as sources numbered by
+  the run's ledger, so its ``[N]`` markers name the right source.
+- `citations_of`: the `unicite.CitedAnswer` of a response, agent output or workflow run.
 - `from_llamaindex_response`, `to_citation_blocks`, `from_citation_blocks`: conversions.
 
 Every answer is cited by `unicite.cite`; the engine and the handler take its `unicite.CitePolicy`
@@ -26,11 +30,13 @@ from unicite_llamaindex._engine import CitedQueryEngine
 from unicite_llamaindex._handler import CitationEventHandler
 from unicite_llamaindex._nodes import source_from_node
 from unicite_llamaindex._postprocessor import CitationPostprocessor
+from unicite_llamaindex._results import citations_of
 from unicite_llamaindex._synthesizer import (
     AsyncCitedStreamingResponse,
     CitedStreamingResponse,
     CitedSynthesizer,
 )
+from unicite_llamaindex._tools import CitedTool, cite_tools
 from unicite_llamaindex.events import CitationsEvent, dispatcher
 
 __version__ = _version("unicite-llamaindex")
@@ -43,7 +49,10 @@ __all__ = [
     "CitedQueryEngine",
     "CitedStreamingResponse",
     "CitedSynthesizer",
+    "CitedTool",
     "__version__",
+    "citations_of",
+    "cite_tools",
     "dispatcher",
     "from_citation_blocks",
     "from_llamaindex_response",

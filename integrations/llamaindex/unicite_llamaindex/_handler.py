@@ -1,11 +1,14 @@
 """`CitationEventHandler`: citations for anything LlamaIndex runs, read from instrumentation.
 
 The handler follows LlamaIndex's spans to group what happens in one run (a query, an agent or
-workflow run: the outermost span): the nodes retrievers return, the nodes each synthesizer
-puts in its prompt, the tool results an agent hands back to its LLM, and every LLM call's
-response. Each LLM answer with text is cited against what its own run saw and dispatched as a
-`CitationsEvent`. A run's state is dropped when its outermost span ends (or, for a stream, when
-the stream does), so a long-lived handler does not grow.
+workflow run: the outermost span, or a workflow run nested in another run): the nodes
+retrievers return, the nodes each synthesizer puts in its prompt, the results of an agent's
+tool calls (read as the tools returned them: nodes, query engine responses, search results),
+and every LLM call's response. Each LLM answer with text is cited against what its own run
+saw and dispatched as a `CitationsEvent`; an agent's final answer is also tied to the
+`AgentOutput` (and `StopEvent`) its run returns, for `citations_of`. A run's state is dropped
+when its outermost span ends (or, for a stream, when the stream does), so a long-lived
+handler does not grow.
 """
 
 from __future__ import annotations
@@ -13,12 +16,18 @@ from __future__ import annotations
 import inspect
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from llama_index.core.agent.workflow.workflow_events import (
+    AgentOutput,
+    ToolCall,
+    ToolCallResult,
+)
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole, ToolCallBlock
 from llama_index.core.base.response.schema import AsyncStreamingResponse, StreamingResponse
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -38,12 +47,13 @@ from llama_index.core.instrumentation.events.llm import (
     LLMCompletionStartEvent,
 )
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
-from llama_index.core.instrumentation.span import SimpleSpan
+from llama_index.core.instrumentation.span import SimpleSpan, active_span_id
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import NodeWithScore
+from llama_index.core.workflow import StopEvent, Workflow
 
-from unicite import CitedAnswer, CitePolicy, UsageError
+from unicite import CitedAnswer, CitePolicy, Source, UsageError
 from unicite.exceptions import describe_error
 from unicite.sources import SourceLedger
 from unicite_llamaindex._capture import QueryCapture, active_capture, same_text
@@ -56,17 +66,23 @@ from unicite_llamaindex._policy import (
     resolve_policy,
 )
 from unicite_llamaindex._postprocessor import CitationPostprocessor
+from unicite_llamaindex._results import recall, remember
+from unicite_llamaindex._sources import is_handoff, tool_sources
 from unicite_llamaindex._stream import LLMCallReader
 from unicite_llamaindex.events import CitationsEvent, dispatcher
 
-__all__ = ["CitationEventHandler"]
+__all__ = ["CitationEventHandler", "run_ledgers", "tool_call_id"]
 
-logger = logging.getLogger("unicite_llamaindex")
+logger = logging.getLogger("unicite.llamaindex")
 
 OnCitations = Callable[[CitedAnswer], Any]
 
 _LINGERING = 64
 """Finished runs kept while one of their streams has not been consumed (oldest dropped)."""
+
+_FOLLOWING: list[weakref.ref[_Core]] = []
+"""The handlers following spans, in the order they started to (their state, weakly)."""
+_FOLLOWING_LOCK = threading.Lock()
 
 
 @dataclass
@@ -93,6 +109,18 @@ class _Run:
     """How many of the retrieved nodes are in the ledger (sources are read when needed)."""
     sources: SourceCache = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    parent: _Run | None = None
+    """The run a nested workflow run (an agent run from a step or a tool) ran inside."""
+    results: dict[str, list[Source]] = field(default_factory=dict)
+    """The sources of each tool call's result, by call id, until its LLM call reads them."""
+    result_order: list[str] = field(default_factory=list)
+    """The call ids of `results`, in the order the tool calls ended."""
+    result: Any = None
+    """What the run's outermost span returned (a `StopEvent`, a query engine response)."""
+    final: CitedAnswer | None = None
+    """The run's last answer."""
+    texts: dict[int, str] = field(default_factory=dict)
+    """The content each cited `ChatMessage` (by identity) had when its LLM call ended."""
 
 
 @dataclass
@@ -109,6 +137,8 @@ class _Span:
     parent: str | None
     nodes: list[NodeWithScore] | None = None
     """The nodes a synthesizer span put in its prompt."""
+    call_id: str | None = None
+    """The tool call an agent's step span runs."""
 
 
 @dataclass
@@ -156,9 +186,19 @@ class _Core:
                 nodes = [n for n in given if isinstance(n, NodeWithScore)]
         with self.lock:
             parent_span = self.spans.get(parent) if parent is not None else None
-            run = parent_span.run if parent_span is not None else _Run(root=id_)
+            if parent_span is None:
+                run = _Run(root=id_)
+            elif _is_workflow_run(id_, instance):
+                # A workflow or agent run inside another run (a step or a tool running an
+                # agent, runs gathered in one step) sees its own sources: concurrent nested
+                # runs never mix. What it found is handed to the outer run when it ends.
+                run = _Run(root=id_, parent=parent_span.run)
+            else:
+                run = parent_span.run
             run.open_spans += 1
-            self.spans[id_] = _Span(run=run, parent=parent, nodes=nodes)
+            self.spans[id_] = _Span(
+                run=run, parent=parent, nodes=nodes, call_id=_tool_call_of(bound_args)
+            )
 
     def exit(self, id_: str, result: Any, *, dropped: bool = False, labeller: bool = False) -> None:
         with self.lock:
@@ -168,22 +208,66 @@ class _Core:
             run = span.run
             if labeller and isinstance(result, list):
                 run.labelled = [n for n in result if isinstance(n, NodeWithScore)]
-            failure = _tool_failure(result)
-            if failure is not None:
-                run.failed_tools[failure[0]] = failure[1]
             run.open_spans -= 1
             call = self.calls.get(id_)
             if call is not None and (dropped or not _is_stream(result)):
                 # A stream's end event comes when it is consumed; anything else ended already.
                 self.calls.pop(id_, None)
                 run.pending.discard(id_)
-            if id_ == run.root:
+            ended = id_ == run.root
+            if ended:
                 run.closed = True
+                run.result = None if dropped else result
             if span.nodes is not None and _is_stream_response(result):
                 # A streaming synthesizer calls its LLM only when the stream is read, after
                 # this span (and maybe the whole run) has ended: leave its prompt to that call.
                 self.streamed.set(_Pending(run=run, nodes=span.nodes))
             self._release(run)
+        if isinstance(result, ToolCallResult):
+            self._tool_result(run, result)
+        if ended and not dropped:
+            self._ended(run, result)
+
+    def _tool_result(self, run: _Run, result: ToolCallResult) -> None:
+        """Read the sources of a tool call's result as the tool returned them."""
+        output = result.tool_output
+        call_id = result.tool_id
+        if output.is_error:
+            run.failed_tools[call_id] = _failure_note(result)
+            return
+        if is_handoff(result.tool_name, result.return_direct):
+            with self.lock:
+                run.tool_calls.add(call_id)  # a control message, not a source
+            return
+        notes: list[str] = []
+        found = tool_sources(
+            result.tool_name,
+            output.raw_output,
+            output.content,
+            call_id=call_id,
+            arguments=result.tool_kwargs,
+            diagnostics=notes,
+        )
+        with self.lock:
+            run.notes.extend(n for n in notes if n not in run.notes)
+            if call_id not in run.results:
+                run.result_order.append(call_id)
+            run.results[call_id] = found
+
+    def _ended(self, run: _Run, result: Any) -> None:
+        """A run's outermost span returned: give its answer to what it returned."""
+        answer = run.final
+        stop = result if isinstance(result, StopEvent) else None
+        value = stop.result if stop is not None else result
+        if isinstance(value, AgentOutput):
+            answer = self._agent_answer(run, value) or answer
+        if answer is not None:
+            _remember_result(result, answer)
+        parent = run.parent
+        if parent is not None:
+            self._flush(run)
+            self._flush(parent)
+            parent.ledger.add_all(run.ledger.sources)
 
     def _release(self, run: _Run) -> None:
         """Forget a finished run, or keep it (bounded) while a stream of it is pending."""
@@ -270,6 +354,10 @@ class _Core:
                     run.ranks.append(rank)
 
     def _start(self, event: LLMChatStartEvent | LLMCompletionStartEvent, key: str) -> None:
+        messages = event.messages if isinstance(event, LLMChatStartEvent) else []
+        # An agent's LLM call (tool results in its prompt) cites by the run's numbering, not
+        # by the labels of nodes a tool's query engine numbered for its own prompt.
+        agent_turn = any(m.role == MessageRole.TOOL for m in messages)
         with self.lock:
             run = self._run_of(event.span_id)
             outer = self._outer_call(event.span_id)
@@ -278,7 +366,7 @@ class _Core:
                 outer.run.pending.add(key)
                 self.calls[key] = _Call(run=outer.run, nodes=outer.nodes, outer=outer)
                 return
-            if nodes is None and run is not None:
+            if nodes is None and run is not None and not (agent_turn or _had_tools(run)):
                 nodes = run.labelled
             pending = self.streamed.get()
             if nodes is None and pending is not None and (run is None or not run.retrieved):
@@ -290,8 +378,7 @@ class _Core:
             # A finished run (a stream read after its query returned) is kept, bounded,
             # until the call ends.
             self._release(run)
-        if isinstance(event, LLMChatStartEvent):
-            self._tool_results(run, event.messages)
+        self._tool_results(run, messages)
         with self.lock:
             self.calls[key] = _Call(run=run, nodes=nodes, outer=outer)
 
@@ -310,7 +397,13 @@ class _Core:
         return None
 
     def _tool_results(self, run: _Run, messages: Sequence[ChatMessage]) -> None:
-        """Sources in the tool results an agent passes back to its LLM (each read once)."""
+        """Sources in the tool results an agent passes back to its LLM (each read once).
+
+        A result whose tool call ended in this run is read as the tool returned it (nodes,
+        a query engine response, search results); others (a conversation's earlier turns)
+        from the message's text. Results the prompt holds in other forms (a ReAct agent's
+        observations) follow, in the order their tool calls ended.
+        """
         names: dict[str, tuple[str, Any]] = {}
         for message in messages:
             for block in message.blocks:
@@ -322,8 +415,6 @@ class _Core:
             call_id = call_id if isinstance(call_id, str) and call_id else None
             if call_id is not None and call_id in run.tool_calls:
                 continue
-            name, arguments = names.get(call_id or "", ("tool", None))
-            name = message.additional_kwargs.get("name") or name
             failure = run.failed_tools.get(call_id) if call_id is not None else None
             if call_id is not None and failure is not None:
                 # The agent hands the tool's error message to the model: it is no source.
@@ -331,6 +422,11 @@ class _Core:
                 run.tool_calls.add(call_id)
                 continue
             self._flush(run)  # what the tool retrieved came first
+            if call_id is not None and call_id in run.results:
+                self._take_result(run, call_id)
+                continue
+            name, arguments = names.get(call_id or "", ("tool", None))
+            name = message.additional_kwargs.get("name") or name
             run.ledger.add_tool_output(
                 str(name) or "tool",
                 message.content or "",
@@ -339,6 +435,24 @@ class _Core:
             )
             if call_id is not None:
                 run.tool_calls.add(call_id)
+        self._take_pending(run)
+
+    def _take_pending(self, run: _Run) -> None:
+        """Put the results no prompt held as a tool message in the ledger, in call order."""
+        with self.lock:
+            pending = list(run.result_order)
+        for call_id in pending:
+            self._flush(run)
+            self._take_result(run, call_id)
+
+    def _take_result(self, run: _Run, call_id: str) -> None:
+        """Put a tool call's sources in the run's ledger (once)."""
+        with self.lock:
+            found = run.results.pop(call_id, [])
+            if call_id in run.result_order:
+                run.result_order.remove(call_id)
+            run.tool_calls.add(call_id)
+        run.ledger.add_all(found)
 
     def _end(self, event: LLMChatEndEvent | LLMCompletionEndEvent, key: str) -> None:
         with self.lock:
@@ -388,22 +502,68 @@ class _Core:
         while outer is not None:
             outer.answered = True
             outer = outer.outer
+        run = call.run
+        answer = self._cite(run, answer_input(native, text), text, lambda: self._table(call), note)
+        if isinstance(response, ChatResponse):
+            # An agent's output holds this very message: `citations_of` finds the answer by it
+            # (and the agent's final answer is cited again if the message changes).
+            with self.lock:
+                run.texts[id(response.message)] = response.message.content or ""
+            remember(response, answer)
+            remember(response.message, answer)
+        self._emit(answer, run, key)
+
+    def _cite(
+        self,
+        run: _Run,
+        base: str | CitedAnswer,
+        text: str,
+        table: Callable[[], Table],
+        note: str | None = None,
+    ) -> CitedAnswer:
+        """`unicite.cite` of one answer (shown as `text`) with the run's notes; never raises."""
         try:
-            table = self._table(call)
-            notes = list(call.run.notes) + list(call.run.ledger.diagnostics)
+            numbered = table()
+            notes = list(run.notes) + list(run.ledger.diagnostics)
             if note is not None:
                 notes.append(note)
-            base = answer_input(native, text)
             if self.policy.attribute in (None, "lexical"):
-                answer = cite_answer(base, table, self.policy, notes)
-            else:
-                # The attribution model's own calls are not answers of the run.
-                with QueryCapture().active():
-                    answer = cite_answer(base, table, self.policy, notes)
+                return cite_answer(base, numbered, self.policy, notes)
+            # The attribution model's own calls are not answers of the run.
+            with QueryCapture().active():
+                return cite_answer(base, numbered, self.policy, notes)
         except Exception as err:
             logger.debug("citing an LLM answer failed", exc_info=True)
-            answer = CitedAnswer(text=text, diagnostics=[f"internal error: {err!r}"])
-        self._emit(answer, call.run.root, key)
+            return CitedAnswer(text=text, diagnostics=[f"internal error: {err!r}"])
+
+    def _agent_answer(self, run: _Run, output: AgentOutput) -> CitedAnswer | None:
+        """The answer of an agent run's final `AgentOutput`, cited again if its text changed.
+
+        It is normally the answer of the LLM call whose message the output holds. An agent
+        may answer with other text: a ReAct agent keeps what follows ``Answer:``, a tool
+        returning directly answers with its output; that text is what is cited then.
+        """
+        message = output.response
+        text = message.content or ""
+        answer = recall(message)
+        with self.lock:
+            said = run.texts.get(id(message))
+        if answer is None and not text.strip():
+            return None
+        if answer is None or (said is not None and not same_text(said, text)):
+
+            def table() -> Table:
+                self._take_pending(run)
+                self._flush(run)
+                return run.ledger
+
+            answer = self._cite(run, text, text, table)
+            with self.lock:
+                run.texts[id(message)] = text
+            remember(message, answer)
+            self._emit(answer, run, None)
+        remember(output, answer)
+        return answer
 
     def _table(self, call: _Call) -> Table:
         """What the call's prompt numbered: its nodes' labels, else the run's sources."""
@@ -442,6 +602,8 @@ class _Core:
                 self.emitted.discard(event.id_)
                 return
             run = self._run_of(event.span_id)
+            if run is not None:
+                run.final = event.answer
         root = event.root_span_id or (run.root if run is not None else event.span_id or "")
         self._record(event.answer, root)
         self._notify(event.answer)
@@ -461,7 +623,14 @@ class _Core:
             except Exception:
                 logger.debug("on_citations raised", exc_info=True)
 
-    def _emit(self, answer: CitedAnswer, root: str, llm_span: str) -> None:
+    def _emit(self, answer: CitedAnswer, run: _Run, llm_span: str | None) -> None:
+        root = run.root
+        with self.lock:
+            run.final = answer
+            result = run.result if run.closed else None
+        if result is not None:
+            # A stream read after its run returned: the response it returned gets the answer.
+            _remember_result(result, answer)
         self._record(answer, root)
         event = CitationsEvent(
             answer=answer, origin=origin_of(answer), root_span_id=root, llm_span_id=llm_span or None
@@ -473,6 +642,30 @@ class _Core:
             # Normally the event came back through the dispatcher and was ticked off.
             self.emitted.discard(event.id_)
         self._notify(answer)
+
+    def ledger_of(self, span_id: str) -> SourceLedger | None:
+        """The ledger of the run `span_id` belongs to, with what it retrieved so far."""
+        with self.lock:
+            run = self._run_of(span_id)
+        if run is None:
+            return None
+        self._flush(run)
+        return run.ledger
+
+    def call_id_of(self, span_id: str) -> str | None:
+        """The id of the tool call `span_id` runs in, if any."""
+        with self.lock:
+            seen = 0
+            current: str | None = span_id
+            while current is not None and seen < 10_000:
+                span = self.spans.get(current)
+                if span is None:
+                    return None
+                if span.call_id is not None:
+                    return span.call_id
+                current = span.parent
+                seen += 1
+        return None
 
     def size(self) -> int:
         """How many spans, calls and lingering runs are held (for memory checks)."""
@@ -541,17 +734,26 @@ class CitationEventHandler(BaseEventHandler):
 
         handler = CitationEventHandler(on_citations=print).attach()
 
-    It groups what happens in one run (the outermost span: a query, an agent or workflow run):
-    nodes from `RetrievalEndEvent`s, the nodes a synthesizer numbers in its prompt
-    (``Source N:``), the tool results an agent gives its LLM (read by unicite's source
-    extractors). At the end of each LLM call that answered with text it reads the
-    `ChatResponse` for provider citations (`CitationBlock`s, OpenAI annotations in
-    ``additional_kwargs``, Gemini grounding in ``raw``, Anthropic citations, also when
-    streamed), and has `unicite.cite` cite it against what the prompt numbered (else the run's
-    sources) under the handler's `CitePolicy`; then dispatches a `CitationsEvent` through
+    It groups what happens in one run (the outermost span: a query, an agent or workflow run;
+    a workflow or agent run inside another run is a run of its own, whose sources the outer
+    run gets when it ends, so runs gathered in one step never mix): nodes from
+    `RetrievalEndEvent`s, the nodes a synthesizer numbers in its prompt (``Source N:``), the
+    results of an agent's tool calls, read as the tools returned them (nodes, a query engine
+    response's source nodes, search results; a result's text when that is all there is) in
+    the order the agent hands them to its LLM. Those are the run's sources, numbered in the
+    order they were found: `cite_tools` shows the model those numbers. `AgentWorkflow`'s
+    handoff message is no source.
+
+    At the end of each LLM call that answered with text it reads the `ChatResponse` for
+    provider citations (`CitationBlock`s, OpenAI annotations in ``additional_kwargs``, Gemini
+    grounding in ``raw``, Anthropic citations, also when streamed), and has `unicite.cite`
+    cite it against what the prompt numbered (else the run's sources) under the handler's
+    `CitePolicy`; then dispatches a `CitationsEvent` through
     `unicite_llamaindex.events.dispatcher` and calls ``on_citations`` with the `CitedAnswer`.
     The last answer is `answer`; the last of each of the ``keep`` most recent runs is in
-    `answers`.
+    `answers`. An agent run's answer is that of its final `AgentOutput` (cited again when the
+    agent answers with other text than its LLM wrote, as a ReAct agent does): `citations_of`
+    reads it from the output, the `StopEvent` or the `WorkflowHandler`.
 
     LLM calls inside a `CitedQueryEngine` query are left to the engine, which publishes its
     own answer (``on_citations`` is called with it too). LlamaIndex's dispatcher swallows
@@ -640,6 +842,8 @@ class CitationEventHandler(BaseEventHandler):
                 h for h in self._tracking.span_handlers if h is not tracker
             ]
             self._tracking = None
+            with _FOLLOWING_LOCK:
+                _FOLLOWING[:] = [r for r in _FOLLOWING if r() not in (None, self._core)]
 
     def _track(self) -> None:
         """Follow spans from the root dispatcher, which sees every span."""
@@ -647,6 +851,9 @@ class CitationEventHandler(BaseEventHandler):
             root = get_dispatcher()
             root.add_span_handler(self._tracker)
             self._tracking = root
+            with _FOLLOWING_LOCK:
+                _FOLLOWING[:] = [r for r in _FOLLOWING if r() is not None]
+                _FOLLOWING.append(weakref.ref(self._core))
 
     def __enter__(self) -> CitationEventHandler:
         return self.attach()
@@ -665,7 +872,10 @@ class CitationEventHandler(BaseEventHandler):
 
     @property
     def answers(self) -> dict[str, CitedAnswer]:
-        """The last answer of each of the most recent runs, by their outermost span's id."""
+        """The last answer of each of the most recent runs, by the id of the run's span.
+
+        The outermost span of a run, or the span of a workflow run nested in another run.
+        """
         core = self._core
         with core.lock:
             return dict(core.answers)
@@ -690,23 +900,69 @@ class CitationEventHandler(BaseEventHandler):
         return self._core.size()
 
 
-def _tool_failure(result: Any) -> tuple[str, str] | None:
-    """The call id and a diagnostic, when `result` is an agent's result of a tool that raised."""
-    output = getattr(result, "tool_output", None)
-    call_id = getattr(result, "tool_id", None)
-    if getattr(output, "is_error", False) is not True or not isinstance(call_id, str):
+def run_ledgers() -> list[SourceLedger]:
+    """The ledgers of the run in progress here: one per `CitationEventHandler` following it.
+
+    The run is found from LlamaIndex's active span (a tool call inside an agent or workflow
+    run); the first handler attached comes first. Empty outside any followed run.
+    """
+    span_id = active_span_id.get()
+    if span_id is None:
+        return []
+    with _FOLLOWING_LOCK:
+        cores = [core for core in (r() for r in _FOLLOWING) if core is not None]
+    ledgers = (core.ledger_of(span_id) for core in cores)
+    return [ledger for ledger in ledgers if ledger is not None]
+
+
+def tool_call_id() -> str | None:
+    """The id of the agent's tool call running here, when a handler follows the run."""
+    span_id = active_span_id.get()
+    if span_id is None:
         return None
-    name = getattr(result, "tool_name", None)
-    error = getattr(output, "exception", None)
-    what = (
-        describe_error(error)
-        if isinstance(error, BaseException)
-        else str(getattr(output, "content", "") or "an error")
+    with _FOLLOWING_LOCK:
+        cores = [core for core in (r() for r in _FOLLOWING) if core is not None]
+    for core in cores:
+        call_id = core.call_id_of(span_id)
+        if call_id is not None:
+            return call_id
+    return None
+
+
+def _tool_call_of(bound_args: inspect.BoundArguments) -> str | None:
+    """The id of the `ToolCall` event a step span was called with, if any."""
+    for value in bound_args.arguments.values():
+        if isinstance(value, ToolCall):
+            return value.tool_id
+    return None
+
+
+def _had_tools(run: _Run) -> bool:
+    """Whether tool calls ended in the run (it is an agent's)."""
+    return bool(run.tool_calls or run.result_order or run.failed_tools)
+
+
+def _failure_note(result: ToolCallResult) -> str:
+    """The diagnostic for a tool call that raised: its error message is no source."""
+    output = result.tool_output
+    error = output.exception
+    what = describe_error(error) if error is not None else (output.content or "an error")
+    return (
+        f"tool {result.tool_name!r} (call {result.tool_id}) failed ({what}); its error message "
+        "went to the model and is not a source"
     )
-    return call_id, (
-        f"tool {name!r} (call {call_id}) failed ({what}); its error message went to the model "
-        "and is not a source"
-    )
+
+
+def _is_workflow_run(span_id: str, instance: Any) -> bool:
+    """Whether a span is a workflow's (or an agent's) run: ``<Workflow class>.run-<uuid>``."""
+    return isinstance(instance, Workflow) and span_id.startswith(f"{type(instance).__name__}.run-")
+
+
+def _remember_result(result: Any, answer: CitedAnswer) -> None:
+    """Tie the run's answer to what its outermost span returned (and a `StopEvent`'s result)."""
+    remember(result, answer)
+    if isinstance(result, StopEvent):
+        remember(result.result, answer)
 
 
 def _is_stream(result: Any) -> bool:

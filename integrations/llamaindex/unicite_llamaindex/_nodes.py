@@ -298,9 +298,16 @@ def source_from_node(
 
 
 def sources_from_nodes(
-    refs: Sequence[NodeRef], *, tool: str = _TOOL_NAME, diagnostics: list[str] | None = None
+    refs: Sequence[NodeRef],
+    *,
+    tool: str = _TOOL_NAME,
+    call_id: str | None = None,
+    diagnostics: list[str] | None = None,
 ) -> list[Source]:
-    """`source_from_node` for many nodes, read by unicite's retriever reader in one call."""
+    """`source_from_node` for many nodes, read by unicite's retriever reader in one call.
+
+    ``call_id`` is the agent's tool call that returned them, recorded in their `origin`.
+    """
     items: list[dict[str, Any]] = []
     extras: list[dict[str, Any]] = []
     for node, _, chunk in refs:
@@ -332,7 +339,11 @@ def sources_from_nodes(
             own["page"] = page
         extras.append(own)
     notes: list[str] = []
-    found = {s.id: s for s in from_tool_output(tool, items, diagnostics=notes)} if items else {}
+    found = (
+        {s.id: s for s in from_tool_output(tool, items, call_id=call_id, diagnostics=notes)}
+        if items
+        else {}
+    )
     if diagnostics is not None:
         diagnostics.extend(notes)
     sources = []
