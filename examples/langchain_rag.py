@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import re
 import sys
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_openai import ChatOpenAI
 
 import unicite
+from unicite.testing import live_or_replay
 from unicite_langchain import CitationCallbackHandler, citation_prompt, number_sources
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,20 +73,11 @@ class WordEmbeddings(Embeddings):
 
 
 def replay() -> AbstractContextManager[Any]:
-    """Replay the recorded response unless an API key asks for a live call."""
-    if os.environ.get("OPENAI_API_KEY"):
-        return nullcontext()
-    os.environ["OPENAI_API_KEY"] = "offline-replay"
+    """Replay the recorded response unless ``OPENAI_API_KEY`` asks for a live call."""
     try:
-        import vcr
-    except ImportError:
-        sys.exit("offline mode needs vcrpy (uv sync installs it), or set OPENAI_API_KEY")
-    sys.path.insert(0, str(ROOT / "tests"))
-    import _cassettes  # the project's reviewable cassette format
-
-    player = vcr.VCR(record_mode="none")
-    player.register_serializer("yaml", _cassettes)
-    return player.use_cassette(str(CASSETTE), serializer="yaml")
+        return live_or_replay(CASSETTE, env="OPENAI_API_KEY")
+    except ImportError as err:
+        sys.exit(f"{err}, or set OPENAI_API_KEY to call the API live")
 
 
 def main() -> None:
@@ -94,6 +85,7 @@ def main() -> None:
         answer = ask(QUESTION)
     print(unicite.render(answer, "terminal", hyperlinks=False, width=88))
     print()
+    print("Each claim as [source] origin: text (origin marker: the model wrote the [n] after it):")
     for citation in answer.citations:
         numbers = ", ".join(str(answer.footnote_number(sid)) for sid in citation.source_ids)
         print(f"[{numbers}] {citation.origin}: {citation.text!r}")

@@ -3,18 +3,18 @@
 `CitedQueryEngine` is a drop-in for LlamaIndex's `CitationQueryEngine`: same index, same
 prompt, and ``response.metadata["citations"]`` holds a `unicite.CitedAnswer`. Runs offline by
 default, replaying a recorded OpenAI response; with ``OPENAI_API_KEY`` set it calls the API
-live. Needs llama-index-llms-openai (the ``llamaindex-providers`` dependency group). Run it with
-``uv run python examples/llamaindex_query.py``.
+live. Needs llama-index-llms-openai, which the environment ``make demo`` builds has: run it
+with ``.venv-demo/bin/python examples/llamaindex_query.py``. Anywhere else,
+``pip install "unicite[testing]" unicite-llamaindex llama-index-llms-openai`` is enough.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import os
 import re
 import sys
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from llama_index.core.schema import TextNode
 from llama_index.llms.openai import OpenAIResponses
 
 import unicite
+from unicite.testing import live_or_replay
 from unicite_llamaindex import CitedQueryEngine, from_llamaindex_response
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,20 +89,11 @@ class WordEmbedding(BaseEmbedding):
 
 
 def replay() -> AbstractContextManager[Any]:
-    """Replay the recorded response unless an API key asks for a live call."""
-    if os.environ.get("OPENAI_API_KEY"):
-        return nullcontext()
-    os.environ["OPENAI_API_KEY"] = "offline-replay"
+    """Replay the recorded response unless ``OPENAI_API_KEY`` asks for a live call."""
     try:
-        import vcr
-    except ImportError:
-        sys.exit("offline mode needs vcrpy (uv sync installs it), or set OPENAI_API_KEY")
-    sys.path.insert(0, str(ROOT / "tests"))
-    import _cassettes  # the project's reviewable cassette format
-
-    player = vcr.VCR(record_mode="none")
-    player.register_serializer("yaml", _cassettes)
-    return player.use_cassette(str(CASSETTE), serializer="yaml")
+        return live_or_replay(CASSETTE, env="OPENAI_API_KEY")
+    except ImportError as err:
+        sys.exit(f"{err}, or set OPENAI_API_KEY to call the API live")
 
 
 def ask(question: str) -> unicite.CitedAnswer:
@@ -123,6 +115,8 @@ def main() -> None:
         answer = ask(QUESTION)
     print(unicite.render(answer, "terminal", hyperlinks=False, width=88))
     print()
+    print("Each claim as [source] start-end: text (str offsets into the answer), then what was")
+    print("removed from the answer, and why:")
     for citation in answer.citations:
         numbers = ", ".join(str(answer.footnote_number(sid)) for sid in citation.source_ids)
         print(f"[{numbers}] {citation.start}-{citation.end}: {citation.text!r}")

@@ -138,8 +138,14 @@ def show(engine: CitationQueryEngine) -> Any:
     for node in response.source_nodes:
         print(f"  {label(node.node.get_content())} {node.node.metadata['title']}")
     first, again = chunk_ids(engine), chunk_ids(engine)
-    print(f"  the passage's two chunks have ids of their own: {len(set(first)) == 2}")
-    print(f"  the same ids when asked again: {first == again}")
+    own, stable = len(set(first)) == 2, first == again
+    print("  The Wikipédia passage is cut into two chunks, both cited; their node ids:")
+    print(f"  the passage's two chunks have ids of their own: {own}")
+    if not own:
+        print("    (so a citation cannot tell which half it rests on)")
+    print(f"  the same ids when asked again: {stable}")
+    if not stable:
+        print("    (so a citation saved from one run names no chunk of the next)")
     return response
 
 
@@ -155,12 +161,15 @@ def main() -> None:
     print("\n== unicite CitedQueryEngine ==")
     response = show(CitedQueryEngine.from_args(index, llm=ScriptedLLM(), **CHUNKS))
     answer = from_llamaindex_response(response)  # response.metadata["citations"]
+    print("  Each claim and the source it rests on, with exact offsets into the answer:")
     for citation in answer.citations:
         numbers = ", ".join(str(answer.footnote_number(sid)) for sid in citation.source_ids)
         print(f"  [{numbers}] answer[{citation.start}:{citation.end}] = {citation.text!r}")
+    if answer.diagnostics:
+        print("  What unicite removed from the answer, and why (answer.diagnostics):")
     for note in answer.diagnostics:
         print(f"  note: {note}")
-    print()
+    print('\nThe same answer as unicite.render(answer, "terminal") shows it:')
     print(unicite.render(answer, "terminal", hyperlinks=False, width=88))
 
 

@@ -41,6 +41,7 @@ from fastapi.responses import FileResponse, Response
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
+from unicite.testing import replay as replay_cassette
 from unicite.wire import Relay, history
 from unicite.wire.starlette import mount_client, relay_response
 from unicite_langchain import cited_generation
@@ -156,25 +157,20 @@ def replay() -> AbstractContextManager[Any]:
     Requests are matched by their question, and may be played any number of times; requests
     to this machine (the page, the tests) pass through.
     """
-    try:
-        import vcr
-    except ImportError:
-        sys.exit("offline mode needs vcrpy (uv sync installs it), or set OPENAI_API_KEY")
-    sys.path.insert(0, str(ROOT / "tests"))
-    import _cassettes  # the project's reviewable cassette format
 
     def same_question(recorded: Any, made: Any) -> None:
         if question_of(recorded.body) != question_of(made.body):
             raise AssertionError("another question")
 
-    player = vcr.VCR(
-        record_mode="none",
-        ignore_localhost=True,
-        match_on=["method", "host", "path", "question"],
-    )
-    player.register_serializer("yaml", _cassettes)
-    player.register_matcher("question", same_question)
-    return player.use_cassette(str(CASSETTE), serializer="yaml", allow_playback_repeats=True)
+    try:
+        return replay_cassette(
+            CASSETTE,
+            match_on=["method", "host", "path", same_question],
+            allow_playback_repeats=True,
+            ignore_localhost=True,
+        )
+    except ImportError as err:
+        sys.exit(f"{err}, or set OPENAI_API_KEY to call the API live")
 
 
 def langchain_pipeline(llm: Any = None, *, offline: bool | None = None) -> Pipeline:

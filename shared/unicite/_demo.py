@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from importlib import resources
 from typing import Any, TextIO
 
@@ -42,13 +43,51 @@ def demo_answers() -> list[tuple[str, CitedAnswer]]:
 def run_demo(*, hyperlinks: bool | None = None, out: TextIO | None = None) -> None:
     """Print every bundled answer with its citations, as a terminal user would see it."""
     stream = out or sys.stdout
+    stream.write(
+        "Three recorded provider responses (no network, no API key), each read by\n"
+        "unicite.extract and printed by unicite.render: the answer with [n] markers,\n"
+        "then the sources it cites.\n"
+    )
     for title, answer in demo_answers():
         rule = "─" * max(0, 78 - len(title))
         stream.write(f"\n── {title} {rule}\n")
         stream.write(render(answer, "terminal", hyperlinks=hyperlinks, width=80))
         stream.write("\n")
-        spans = ", ".join(f"{c.start}–{c.end}" for c in answer.citations)
         stream.write(
-            f"   {answer.provider}: {len(answer.citations)} citations (str spans {spans}), "
-            f"{len(answer.sources)} sources, {len(answer.diagnostics)} diagnostics\n"
+            textwrap.fill(
+                _summary(answer), width=80, initial_indent="   ↳ ", subsequent_indent="     "
+            )
         )
+        stream.write("\n")
+
+
+_PROVIDERS = {"openai": "OpenAI", "anthropic": "Anthropic", "gemini": "Gemini"}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _summary(answer: CitedAnswer) -> str:
+    """What `extract` found in one response, in words."""
+    provider = _PROVIDERS.get(answer.provider or "", answer.provider or "provider's")
+    spans = list(dict.fromkeys(f"{c.start}–{c.end}" for c in answer.citations))
+    if not spans:
+        return f"The {provider} response gave no citations."
+    ranges = ", ".join(spans[:-1]) + f" and {spans[-1]}" if len(spans) > 1 else spans[0]
+    cited, total = len(answer.cited_sources()), len(answer.sources)
+    if cited == total:
+        sources = "its one source" if total == 1 else f"its {total} sources"
+    else:
+        sources = f"{cited} of its {total} sources (only those {cited} are listed)"
+    problems = len(answer.diagnostics)
+    notes = (
+        "nothing was dropped or odd"
+        if not problems
+        else f"{_count(problems, 'note')} on what was dropped or odd (answer.diagnostics)"
+    )
+    citations = _count(len(answer.citations), "citation")
+    return (
+        f"The {provider} response gave {citations}, tying the answer's characters {ranges} "
+        f"to {sources}; {notes}."
+    )
