@@ -2,7 +2,8 @@
 
     python benchmarks/run.py                 # every benchmark
     python benchmarks/run.py extract scale   # some of them
-    python benchmarks/run.py --readme        # put the last results.json into README.md
+    python benchmarks/run.py --readme        # write the last results.json to RESULTS.md and
+                                             # its summary to the README
 
 Each figure comes with its baseline measured in the same run, the ratio, the target from its
 issue and whether it is met, so that a slow or busy machine moves value and baseline together.
@@ -23,8 +24,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 README = HERE.parent / "README.md"
 RESULTS = HERE / "results.json"
-README_START = "<!-- benchmark-table:start -->"
-README_END = "<!-- benchmark-table:end -->"
+RESULTS_PAGE = HERE / "RESULTS.md"
+README_START = "<!-- benchmark-summary:start -->"
+README_END = "<!-- benchmark-summary:end -->"
 sys.path.insert(0, str(HERE))
 
 from _harness import Figure  # noqa: E402
@@ -88,18 +90,27 @@ def print_table(results: dict[str, Any]) -> None:
     print(f"\n{m['cpu']}, {m['cores']} cores, {m['memory']}, Python {m['python']}, {m['platform']}")
 
 
+def _counts(figures: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """Targets met, targets not met, and figures reported without a target."""
+    met = sum(f["met"] is True for f in figures)
+    missed = sum(f["met"] is False for f in figures)
+    return met, missed, len(figures) - met - missed
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def markdown(results: dict[str, Any]) -> str:
-    """The results as the README's Markdown table."""
+    """The results as one Markdown table, every figure with its baseline (RESULTS.md)."""
     m = results["machine"]
-    met = sum(f["met"] is True for f in results["figures"])
-    missed = sum(f["met"] is False for f in results["figures"])
+    met, missed, untargeted = _counts(results["figures"])
     lines = [
         f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, {m['memory']}), Python "
         f"{m['python']}, {m['platform']}; load average {m['load_average_at_start']} at the start."
         " Every baseline ran in the same process, right next to its figure.",
         "",
-        f"{met} targets met, {missed} not met, {len(results['figures']) - met - missed} figures"
-        " reported without a target.",
+        f"{met} targets met, {missed} not met, {untargeted} figures reported without a target.",
         "",
         "| benchmark | figure | value | baseline | ratio | target | |",
         "| --- | --- | ---: | --- | ---: | --- | --- |",
@@ -115,16 +126,71 @@ def markdown(results: dict[str, Any]) -> str:
             f["target"] or "",
             VERDICT[f["met"]],
         ]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def results_page(results: dict[str, Any]) -> str:
+    """benchmarks/RESULTS.md: how the figures are made, then the full table."""
+    intro = [
+        "# Benchmark results",
+        "",
+        "<!-- Written by `python benchmarks/run.py --readme` from results.json: do not edit. -->",
+        "",
+        "`make bench` runs every benchmark in this folder and prints one table: each figure, its",
+        "baseline measured in the same run, the ratio, the target and whether it is met. It",
+        "writes the same table to `benchmarks/results.json`; `python benchmarks/run.py --readme`",
+        "turns that file into this page and the summary in the README. A full run takes about",
+        "20 minutes on two cores, 7 of them for `unicite stats` over a generated 1 GB log;",
+        "`python benchmarks/run.py extract markers` runs only those, and",
+        "`UNICITE_BENCH_SCALE=0.3` / `UNICITE_BENCH_STATS_MB=100` shrink the size benchmarks.",
+        "",
+    ]
+    return "\n".join(intro) + "\n" + markdown(results)
+
+
+def summary(results: dict[str, Any]) -> str:
+    """The README's summary: the targets met, per benchmark with its headline figure."""
+    m = results["machine"]
+    figures = results["figures"]
+    met, missed, untargeted = _counts(figures)
+    benchmarks: dict[str, list[dict[str, Any]]] = {}
+    for f in figures:
+        benchmarks.setdefault(f["benchmark"], []).append(f)
+    lines = [
+        f"{met} of {met + missed} targets met; {untargeted} more figures are reported against"
+        f" their baseline. Measured {m['date']} on {m['cpu']} ({m['cores']} cores), Python"
+        f" {m['python']}. Each benchmark's first figure with a target:",
+        "",
+        "| benchmark | targets met | figure | value | target | |",
+        "| --- | ---: | --- | ---: | --- | --- |",
+    ]
+    for name, group in benchmarks.items():
+        targeted = [f for f in group if f["met"] is not None]
+        if not targeted:
+            continue
+        head = targeted[0]
+        cells = [
+            name,
+            f"{sum(f['met'] is True for f in targeted)} of {len(targeted)}",
+            head["name"],
+            _value(head),
+            head["target"] or "",
+            VERDICT[head["met"]],
+        ]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    lines += ["", "Every figure with its baseline: [benchmarks/RESULTS.md](benchmarks/RESULTS.md)."]
     return "\n".join(lines) + "\n"
 
 
 def update_readme(results: dict[str, Any]) -> None:
+    """Write the full table to RESULTS.md and its summary between the README's markers."""
     text = README.read_text(encoding="utf-8")
     start, end = text.find(README_START), text.find(README_END)
     if start < 0 or end < start:
         raise SystemExit(f"README.md has no {README_START} … {README_END} section")
-    body = text[: start + len(README_START)] + "\n" + markdown(results) + text[end:]
+    RESULTS_PAGE.write_text(results_page(results), encoding="utf-8")
+    body = text[: start + len(README_START)] + "\n" + summary(results) + text[end:]
     README.write_text(body, encoding="utf-8")
 
 
