@@ -6,7 +6,7 @@ RUN := $(UV) run --frozen
 CORE_ENV := .venv-core
 LLAMAINDEX_ENV := .venv-llamaindex
 
-.PHONY: demo test test-all test-core test-llamaindex lint format bench record schema sync clean
+.PHONY: demo test test-all test-core test-llamaindex lint format bench record schema docs sync clean dist
 
 .tools/bin/uv:
 	$(PYTHON) -m venv .tools
@@ -20,15 +20,32 @@ sync: .venv/.synced
 
 ## demo: citations from every provider, a LangChain chain and a LlamaIndex query engine,
 ## offline (replaying recorded responses even when API keys are set)
-demo: .venv/.synced
-	@$(RUN) unicite demo
-	@printf '\n── LangChain · RAG chain with CitationCallbackHandler ──\n'
-	@OPENAI_API_KEY= $(RUN) python examples/langchain_rag.py
-	@printf '\n── LlamaIndex · CitedQueryEngine next to CitationQueryEngine ──\n'
-	@$(RUN) python examples/llamaindex_vs_citation_query_engine.py
-	@printf '\n── A chat page: live citations equal to the reloaded history ──\n'
-	@printf 'Start it with  uv run python examples/web/app.py  and open the URL it prints\n'
-	@printf '(offline, replaying a recorded stream; live with OPENAI_API_KEY). See examples/web/README.md\n'
+DEMO_ENV := .venv-demo
+
+# The demo's own environment: what the examples need to run (the `demo` dependency group) and
+# no test or lint tool, so that it stays small and leaves the development environment alone.
+$(DEMO_ENV)/.synced: pyproject.toml uv.lock shared/pyproject.toml integrations/langchain/pyproject.toml integrations/llamaindex/pyproject.toml | $(UV)
+	@printf 'Installing what the examples need into %s (once; later runs reuse it)...\n' $(DEMO_ENV)
+	@UV_PROJECT_ENVIRONMENT=$(DEMO_ENV) $(UV) sync --quiet --frozen --no-default-groups --group demo
+	@touch $@
+
+demo: $(DEMO_ENV)/.synced
+	@$(DEMO_ENV)/bin/unicite demo
+	@printf '\n── LangChain · a RAG chain with CitationCallbackHandler ──\n'
+	@printf 'examples/langchain_rag.py, replaying a recorded OpenAI response:\n'
+	@OPENAI_API_KEY= $(DEMO_ENV)/bin/python examples/langchain_rag.py
+	@printf '\n── LlamaIndex · CitedQueryEngine over OpenAI ──\n'
+	@printf 'examples/llamaindex_query.py, replaying a recorded OpenAI response:\n'
+	@OPENAI_API_KEY= $(DEMO_ENV)/bin/python examples/llamaindex_query.py
+	@printf "\n── LlamaIndex · CitedQueryEngine next to LlamaIndex's CitationQueryEngine ──\n"
+	@printf 'examples/llamaindex_vs_citation_query_engine.py, one scripted answer given to both:\n'
+	@$(DEMO_ENV)/bin/python examples/llamaindex_vs_citation_query_engine.py
+	@printf '\n── Try it yourself ──\n'
+	@printf 'A terminal chat (/set citations enabled, sources as clickable links):\n'
+	@printf '    %s/bin/python examples/terminal_chat.py\n' $(DEMO_ENV)
+	@printf 'A chat page whose live citations equal the reloaded history (examples/web/README.md):\n'
+	@printf '    %s/bin/python examples/web/app.py    then open the URL it prints\n' $(DEMO_ENV)
+	@printf 'Both replay recorded answers, or ask the API live when its key (OPENAI_API_KEY...) is set.\n'
 
 ## test: the full suite, the core's suite with only unicite installed, and the LlamaIndex
 ## adapter over the llama-index LLM integrations (which need older provider SDKs)
@@ -67,5 +84,15 @@ record: .venv/.synced
 schema: .venv/.synced
 	$(RUN) unicite schema > shared/unicite/cited_answer.schema.json
 
+## docs: the documentation site, guides and API reference, in site/ (a warning fails it)
+docs: .venv/.synced
+	NO_MKDOCS_2_WARNING=1 $(RUN) mkdocs build --strict
+
 clean:
-	rm -rf .venv $(CORE_ENV) $(LLAMAINDEX_ENV) .tools .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .venv $(CORE_ENV) $(LLAMAINDEX_ENV) $(DEMO_ENV) .tools .pytest_cache .mypy_cache .ruff_cache
+
+## dist: build the three sdists and wheels into dist/ and check them (twine check --strict);
+## .ci/dist.sh also installs the wheels into fresh environments and imports them
+dist: .venv/.synced
+	$(UV) build --all-packages --clear --out-dir dist
+	$(RUN) twine check --strict dist/*

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The distributions as PyPI would get them: build the three sdists and wheels into dist/ (each
+# wheel built from its sdist), check their metadata with `twine check --strict`, check what the
+# archives hold, then install the wheels into fresh environments and import them: the core with
+# no framework and no provider SDK, each adapter with its framework.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+UV=${UV:-$(command -v uv 2>/dev/null || echo .tools/bin/uv)}
+PYTHON_VERSION=${DIST_PYTHON:-3.11}
+unset VIRTUAL_ENV UV_PROJECT_ENVIRONMENT
+
+echo "── build ──"
+"$UV" build --all-packages --clear --out-dir dist
+
+echo "── twine check ──"
+if [ ! -x .venv/bin/twine ]; then
+  "$UV" sync --frozen # twine is in the release dependency group
+fi
+.venv/bin/twine check --strict dist/*
+
+echo "── contents ──"
+"${PYTHON:-python3}" - <<'EOF'
+"""Each archive holds the LICENSE, the README (sdist), py.typed and PEP 639 metadata."""
+import email
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+license_text = Path("LICENSE").read_bytes()
+problems = []
+for name, package in [
+    ("unicite", "unicite"),
+    ("unicite_langchain", "unicite_langchain"),
+    ("unicite_llamaindex", "unicite_llamaindex"),
+]:
+    wheels = sorted(Path("dist").glob(f"{name}-*.whl"))
+    sdists = sorted(Path("dist").glob(f"{name}-*.tar.gz"))
+    if len(wheels) != 1 or len(sdists) != 1:
+        problems.append(f"{name}: expected one wheel and one sdist, got {wheels + sdists}")
+        continue
+    wheel, sdist = wheels[0], sdists[0]
+    before = len(problems)
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        info = next(n for n in names if n.endswith(".dist-info/METADATA")).rsplit("/", 1)[0]
+        metadata = email.message_from_bytes(archive.read(f"{info}/METADATA"))
+        if archive.read(f"{info}/licenses/LICENSE") != license_text:
+            problems.append(f"{wheel.name}: licenses/LICENSE differs from LICENSE")
+        if f"{package}/py.typed" not in names:
+            problems.append(f"{wheel.name}: no {package}/py.typed")
+    with tarfile.open(sdist) as archive:
+        root = archive.getnames()[0].split("/", 1)[0]
+        for member in ("LICENSE", "README.md", "pyproject.toml", f"{package}/py.typed"):
+            try:
+                archive.getmember(f"{root}/{member}")
+            except KeyError:
+                problems.append(f"{sdist.name}: no {member}")
+        if archive.extractfile(f"{root}/LICENSE").read() != license_text:
+            problems.append(f"{sdist.name}: LICENSE differs from LICENSE")
+    if metadata["License-Expression"] != "MIT" or metadata["License-File"] != "LICENSE":
+        problems.append(f"{wheel.name}: License-Expression / License-File missing")
+    if any(c.startswith("License ::") for c in metadata.get_all("Classifier") or []):
+        problems.append(f"{wheel.name}: a License classifier next to License-Expression")
+    if not metadata.get_all("Project-URL") or metadata["Description-Content-Type"] != "text/markdown":
+        problems.append(f"{wheel.name}: no Project-URL or no Markdown description")
+    if len(problems) == before:
+        print(f"{wheel.name}, {sdist.name}: ok")
+if problems:
+    sys.exit("\n".join(problems))
+EOF
+
+echo "── install and import ──"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+core_wheel=$(ls dist/unicite-*.whl)
+langchain_wheel=$(ls dist/unicite_langchain-*.whl)
+llamaindex_wheel=$(ls dist/unicite_llamaindex-*.whl)
+
+# check_env NAME WHEELS... : a fresh environment with just these wheels (and what they need).
+check_env() {
+  local name=$1
+  shift
+  "$UV" venv --quiet --python "$PYTHON_VERSION" "$work/$name"
+  "$UV" pip install --quiet --python "$work/$name/bin/python" "$@"
+}
+
+check_env core "$core_wheel"
+"$work/core/bin/python" - <<'EOF'
+"""The core imports, and brings in no framework and no provider SDK."""
+import importlib.metadata
+import importlib.util
+import sys
+
+import unicite
+import unicite.wire
+
+assert unicite.__version__ == importlib.metadata.version("unicite"), unicite.__version__
+unicite.cite("Zürich [1].", [unicite.Source(url="https://www.stadt-zuerich.ch/", title="Zürich")])
+foreign = ("langchain", "langchain_core", "langgraph", "llama_index", "openai", "anthropic", "google")
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in foreign)
+assert not loaded, f"the core imported {loaded}"
+installed = [m for m in foreign if importlib.util.find_spec(m) is not None]
+assert not installed, f"installing the core installed {installed}"
+print(f"unicite {unicite.__version__}: imports alone")
+EOF
+
+check_env langchain "$core_wheel" "$langchain_wheel"
+"$work/langchain/bin/python" - <<'EOF'
+import importlib.metadata
+import importlib.util
+
+import unicite_langchain
+from unicite_langchain import CitationCallbackHandler
+
+assert unicite_langchain.__version__ == importlib.metadata.version("unicite-langchain")
+assert importlib.util.find_spec("llama_index") is None
+CitationCallbackHandler()
+print(f"unicite-langchain {unicite_langchain.__version__}: imports with langchain-core")
+EOF
+
+check_env llamaindex "$core_wheel" "$llamaindex_wheel"
+"$work/llamaindex/bin/python" - <<'EOF'
+import importlib.metadata
+import importlib.util
+
+import unicite_llamaindex
+from unicite_llamaindex import CitationPostprocessor
+
+assert unicite_llamaindex.__version__ == importlib.metadata.version("unicite-llamaindex")
+assert importlib.util.find_spec("langchain_core") is None
+CitationPostprocessor()
+print(f"unicite-llamaindex {unicite_llamaindex.__version__}: imports with llama-index-core")
+EOF
+
+echo "dist: ok"

@@ -1,0 +1,152 @@
+"""The distributions' READMEs (their PyPI pages) show code that runs against the real API.
+
+Each adapter README's snippet leaves the model and the data to the reader; here they are
+offline stand-ins, given to the snippet under the names it uses.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+READMES = {
+    "unicite": ROOT / "shared" / "README.md",
+    "unicite_langchain": ROOT / "integrations" / "langchain" / "README.md",
+    "unicite_llamaindex": ROOT / "integrations" / "llamaindex" / "README.md",
+}
+
+ZURICH = "Zürich zählt rund 440 000 Einwohner."
+ZURICH_URL = "https://www.stadt-zuerich.ch/"
+
+
+def blocks(module: str) -> list[str]:
+    text = READMES[module].read_text("utf-8")
+    return re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+
+
+def run(module: str, namespace: dict[str, Any]) -> None:
+    code = compile(blocks(module)[0], str(READMES[module]), "exec")
+    exec(code, namespace)  # noqa: S102 - our own README
+
+
+@pytest.mark.parametrize("module", list(READMES))
+def test_every_name_imported_from_the_package_is_public(module: str) -> None:
+    package = pytest.importorskip(module)
+    imported = []
+    for block in blocks(module):
+        for names in re.findall(rf"^from {module} import (.+)$", block, re.MULTILINE):
+            imported += [name.strip() for name in names.split(",")]
+    for name in imported:
+        assert name in package.__all__, name
+
+
+def test_the_core_readme_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    run("unicite", {})
+    out = capsys.readouterr().out.splitlines()
+    block = blocks("unicite")[0]
+    # Each printed line is what the README's comment next to it says (up to two spaces).
+    expected = [
+        line.split("#", 1)[1].split("  ", 1)[0].strip()
+        for line in block.splitlines()
+        if line.startswith("print(answer.")
+    ]
+    assert out[: len(expected)] == expected
+    assert "**Sources**" in out
+
+
+@pytest.fixture
+def langchain_stand_ins() -> dict[str, Any]:
+    pytest.importorskip("langchain_core")
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.retrievers import BaseRetriever
+
+    class Documents(BaseRetriever):
+        documents: list[Document]
+
+        def _get_relevant_documents(
+            self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        ) -> list[Document]:
+            return self.documents
+
+    document = Document(page_content=ZURICH, metadata={"source": ZURICH_URL, "title": "Zürich"})
+    return {
+        "retriever": Documents(documents=[document]),
+        "model": FakeListChatModel(responses=["Rund 440 000 Menschen [1]."]),
+    }
+
+
+def test_the_langchain_readme_runs(
+    langchain_stand_ins: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    namespace = dict(langchain_stand_ins)
+    run("unicite_langchain", namespace)
+    answer = namespace["answer"]
+    assert answer.text == "Rund 440 000 Menschen [1]."
+    assert [source.url for source in answer.sources] == [ZURICH_URL]
+    out = capsys.readouterr().out
+    assert f"'Rund 440 000 Menschen' -> Zürich ({ZURICH_URL})" in out
+
+
+@pytest.fixture
+def llamaindex_stand_ins(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import Document, MockEmbedding, Settings
+    from llama_index.core.llms import (
+        CompletionResponse,
+        CompletionResponseGen,
+        CustomLLM,
+        LLMMetadata,
+    )
+    from llama_index.core.llms.callbacks import llm_completion_callback
+
+    class Reply(CustomLLM):
+        """Answers every prompt with `text`."""
+
+        text: str
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata()
+
+        @llm_completion_callback()
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            return CompletionResponse(text=self.text)
+
+        @llm_completion_callback()
+        def stream_complete(
+            self, prompt: str, formatted: bool = False, **kwargs: Any
+        ) -> CompletionResponseGen:
+            yield CompletionResponse(text=self.text, delta=self.text)
+
+    # The README leaves the embedding model to the reader's Settings.
+    monkeypatch.setattr(Settings, "_embed_model", MockEmbedding(embed_dim=8))
+    document = Document(text=ZURICH, metadata={"url": ZURICH_URL, "title": "Zürich"})
+    return {"documents": [document], "llm": Reply(text="Rund 440 000 Menschen [1].")}
+
+
+def test_the_llamaindex_readme_runs(
+    llamaindex_stand_ins: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    namespace = dict(llamaindex_stand_ins)
+    run("unicite_llamaindex", namespace)
+    answer = namespace["answer"]
+    assert answer.text == "Rund 440 000 Menschen [1]."
+    assert [source.url for source in answer.sources] == [ZURICH_URL]
+    out = capsys.readouterr().out
+    assert f"'Rund 440 000 Menschen' -> Zürich ({ZURICH_URL})" in out
+
+
+def test_the_adapter_readmes_install_what_they_import() -> None:
+    for module, distribution in [
+        ("unicite_langchain", "unicite-langchain"),
+        ("unicite_llamaindex", "unicite-llamaindex"),
+    ]:
+        text = READMES[module].read_text("utf-8")
+        assert f"pip install {distribution}" in text
+        assert f'pip install "unicite[{distribution.split("-")[1]}]"' in text
