@@ -64,3 +64,44 @@ def native() -> CitedAnswer:
 def uncited() -> CitedAnswer:
     """Sources but no citation: a front end shows the fallback list."""
     return CitedAnswer(text="Zürich liegt auf 408 m ü. M.", sources=SOURCES[:2])
+
+
+# --- an answer every protocol test sends: URL, document and hostile sources, emoji ---------
+
+RICH_TEXT = (
+    "La tour Eiffel mesure 330 mètres 🗼. 東京タワーは333メートルです。"
+    "Les deux sont des tours 📡 célèbres."
+)
+EIFFEL = Source(
+    id="eiffel",
+    url="https://fr.wikipedia.org/wiki/Tour_Eiffel",
+    title="Tour Eiffel — Wikipédia",
+    snippet="La tour Eiffel est une tour de fer puddlé.",
+)
+REPORT = Source(id="report", kind="document", title="Rapport annuel 2024.pdf", snippet="330 m.")
+HOSTILE = Source(id="hostile", url="javascript:alert(1)", title="Cliquez ici")
+TOKYO = Source(id="tokyo", url="https://ja.wikipedia.org/wiki/東京タワー", title="東京タワー")
+TOKYO_HREF = "https://ja.wikipedia.org/wiki/%E6%9D%B1%E4%BA%AC%E3%82%BF%E3%83%AF%E3%83%BC"
+EIFFEL_HREF = "https://fr.wikipedia.org/wiki/Tour_Eiffel"
+
+
+def cite_span(text: str, claim: str, ids: list[str]) -> Citation:
+    """A citation of `claim`, found in `text`, by the sources `ids`."""
+    start = text.index(claim)
+    return Citation(start=start, end=start + len(claim), text=claim, source_ids=ids)
+
+
+RICH = CitedAnswer(
+    text=RICH_TEXT,
+    sources=[EIFFEL, REPORT, HOSTILE, TOKYO],
+    citations=[
+        cite_span(RICH_TEXT, "La tour Eiffel mesure 330 mètres 🗼.", ["eiffel", "report"]),
+        cite_span(RICH_TEXT, "東京タワーは333メートルです。", ["tokyo"]),
+        cite_span(
+            RICH_TEXT, "Les deux sont des tours 📡 célèbres.", ["eiffel", "hostile", "tokyo"]
+        ),
+    ],
+    provider="openai",
+    model="gpt-4o-search-preview",
+)
+UNCITED = CitedAnswer(text="Résumé sans marqueur 😀 : voir les sources.", sources=[EIFFEL, REPORT])

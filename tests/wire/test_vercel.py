@@ -15,45 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _answers import (
+    RICH,
+    UNCITED,
+)
 
-from unicite import Citation, CitedAnswer, Source, wire
+from unicite import CitedAnswer, wire
 from unicite.generation import Retry
 
 JS = Path(__file__).parent / "js"
+
 MESSAGE_ID = "msg-1"
-
-TEXT = (
-    "La tour Eiffel mesure 330 mètres 🗼. 東京タワーは333メートルです。"
-    "Les deux sont des tours 📡 célèbres."
-)
-EIFFEL = Source(
-    id="eiffel",
-    url="https://fr.wikipedia.org/wiki/Tour_Eiffel",
-    title="Tour Eiffel — Wikipédia",
-    snippet="La tour Eiffel est une tour de fer puddlé.",
-)
-REPORT = Source(id="report", kind="document", title="Rapport annuel 2024.pdf", snippet="330 m.")
-HOSTILE = Source(id="hostile", url="javascript:alert(1)", title="Cliquez ici")
-TOKYO = Source(id="tokyo", url="https://ja.wikipedia.org/wiki/東京タワー", title="東京タワー")
-
-
-def _cite(text: str, claim: str, ids: list[str]) -> Citation:
-    start = text.index(claim)
-    return Citation(start=start, end=start + len(claim), text=claim, source_ids=ids)
-
-
-RICH = CitedAnswer(
-    text=TEXT,
-    sources=[EIFFEL, REPORT, HOSTILE, TOKYO],
-    citations=[
-        _cite(TEXT, "La tour Eiffel mesure 330 mètres 🗼.", ["eiffel", "report"]),
-        _cite(TEXT, "東京タワーは333メートルです。", ["tokyo"]),
-        _cite(TEXT, "Les deux sont des tours 📡 célèbres.", ["eiffel", "hostile", "tokyo"]),
-    ],
-    provider="openai",
-    model="gpt-4o-search-preview",
-)
-UNCITED = CitedAnswer(text="Résumé sans marqueur 😀 : voir les sources.", sources=[EIFFEL, REPORT])
 
 
 def _content(answer: CitedAnswer) -> str:
