@@ -496,3 +496,16 @@ def test_property_long_structured_answers(
     else:
         chunks = [text[i : i + int(how)] for i in range(0, len(text), int(how))]
     assert_same_as_whole(chunks, **options)
+
+
+@pytest.mark.parametrize("text", ["`[3]`[9]`", "`x` [9]`", "code `a`\t[9]`b`"])
+def test_an_invalid_marker_after_a_backtick_stays_so_code_spans_do_not_change(text: str) -> None:
+    # Dropping it would join two backtick runs: text shown as code would stop being code
+    # after the stream had shown it (and its numbers would then be escaped).
+    for chunks in (list(text), [text]):
+        stream = MarkerStream(SOURCES)
+        for chunk in chunks:
+            stream.feed(chunk)
+        stream.close()
+        assert stream.text == whole_answer(text).text == text
+        assert not any("differs" in note for note in stream.answer.diagnostics)

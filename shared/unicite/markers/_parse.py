@@ -33,6 +33,7 @@ from unicite.model import Citation, CitedAnswer
 
 __all__ = [
     "DEFINITION_RE",
+    "REMOVAL_CONTEXT",
     "Context",
     "Definition",
     "OnInvalid",
@@ -264,11 +265,22 @@ def scan(text: str, context: Context) -> Scan:
     return Scan(tokens, definitions, left)
 
 
-def is_removable(token: Token, context: Context, ids: list[str]) -> bool:
-    """Whether a marker leaves the text: a usage tag, or (when dropping) one naming nothing."""
+REMOVAL_CONTEXT = 16
+"""How much text before a marker `is_removable` is shown (both parsers show the same)."""
+
+
+def is_removable(token: Token, context: Context, ids: list[str], before: str = "") -> bool:
+    """Whether a marker leaves the text: a usage tag, or (when dropping) one naming nothing.
+
+    ``before`` is the text just before the marker (a few characters are enough). An invalid
+    marker right after a backtick (spaces between allowed) stays: removing it could join two
+    backtick runs and change which text is code, after a stream had already shown it.
+    """
     if token.kind == "usage":
         return True
-    return context.on_invalid == "drop" and token.kind in _REMOVABLE_KINDS and not ids
+    if context.on_invalid != "drop" or token.kind not in _REMOVABLE_KINDS or ids:
+        return False
+    return before.rstrip(" \t")[-1:] != "`"
 
 
 def plan_removals(
@@ -461,7 +473,7 @@ def build_answer(text: str, context: Context) -> CitedAnswer:
         )
 
     removable = [
-        is_removable(token, context, ids)
+        is_removable(token, context, ids, text[max(0, token.start - REMOVAL_CONTEXT) : token.start])
         for token, (ids, _) in zip(scanned.tokens, resolved, strict=True)
     ]
     regions = plan_removals(text, scanned, removable, trim_end=True)

@@ -54,6 +54,7 @@ from unicite._segment import (
 )
 from unicite.exceptions import UsageError
 from unicite.markers._parse import (
+    REMOVAL_CONTEXT,
     Context,
     Definition,
     OnInvalid,
@@ -368,7 +369,7 @@ class MarkerStream:
             if token is None or not context.accepts(token):
                 continue
             ids, _ = context.resolve(token)
-            removable = is_removable(token, context, ids)
+            removable = is_removable(token, context, ids, text[max(0, o - REMOVAL_CONTEXT) : o])
             footnote = token.kind == "footnotes"
             if not removable:
                 # A footnote's source depends on a definition that may come later.
