@@ -27,9 +27,9 @@ from typing import Any
 from unicite.exceptions import UsageError, WireError
 from unicite.model import CitedAnswer
 from unicite.wire._client import client_dir
-from unicite.wire._encode import aframes, check_id, encode, frames, protocol_named
+from unicite.wire._encode import aframes, check_id, encode, frames
 from unicite.wire._frames import Frame, parse_frames
-from unicite.wire._registry import WireProtocol
+from unicite.wire._registry import WireProtocol, protocol_named
 from unicite.wire._relay import Relay
 from unicite.wire._unicite import completed_data
 

@@ -9,10 +9,9 @@ from unicite.exceptions import UsageError
 from unicite.model import CitedAnswer
 from unicite.wire._frames import Frame
 from unicite.wire._input import Final, Item, aitems, items
-from unicite.wire._protocol import Protocol
-from unicite.wire._registry import WireProtocol, protocol
+from unicite.wire._registry import WireProtocol, protocol_named
 
-__all__ = ["CitedStream", "aframes", "check_id", "encode", "frames", "protocol_named"]
+__all__ = ["CitedStream", "aframes", "check_id", "encode", "frames"]
 
 CitedStream = Iterable[object] | AsyncIterable[object] | CitedAnswer
 """What `encode` sends: deltas ending with the answer (sync or async), or an answer alone."""
@@ -155,8 +154,3 @@ async def _aencode(
 ) -> AsyncIterator[str]:
     async for frame in aframes(stream, protocol, message_id=message_id):
         yield frame.encode()
-
-
-def protocol_named(name: object) -> Protocol:
-    """The protocol called ``name`` (`UsageError` for an unknown one)."""
-    return protocol(name)

@@ -11,7 +11,7 @@ from unicite.wire._protocol import Protocol
 from unicite.wire._unicite import UniciteProtocol
 from unicite.wire._vercel import VercelProtocol
 
-__all__ = ["PROTOCOLS", "WireProtocol", "protocol"]
+__all__ = ["PROTOCOLS", "WireProtocol", "protocol_named"]
 
 WireProtocol = Literal["unicite", "vercel", "openwebui", "openai"]
 """The protocols `unicite.wire` speaks."""
@@ -24,7 +24,7 @@ PROTOCOLS: dict[str, Protocol] = {
 }
 
 
-def protocol(name: object) -> Protocol:
+def protocol_named(name: object) -> Protocol:
     """The protocol called ``name``.
 
     Raises:

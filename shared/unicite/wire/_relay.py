@@ -14,11 +14,10 @@ import asyncio
 import threading
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 
-from unicite.exceptions import UsageError
 from unicite.model import CitedAnswer
-from unicite.wire._encode import aframes, frames
+from unicite.wire._encode import aframes, check_id, frames
 from unicite.wire._frames import Frame
-from unicite.wire._registry import WireProtocol, protocol
+from unicite.wire._registry import WireProtocol, protocol_named
 
 __all__ = ["Relay"]
 
@@ -64,9 +63,8 @@ class Relay:
         on_answer: Callable[[CitedAnswer], object] | None = None,
         start: bool = True,
     ) -> None:
-        _check_protocol(protocol)
-        if message_id is not None and not isinstance(message_id, str):
-            raise UsageError(f"message_id must be a str or None, got {type(message_id).__name__}")
+        protocol_named(protocol)  # an unknown one is refused here, not in the thread
+        check_id(message_id)
         self.protocol: WireProtocol = protocol
         """The wire protocol the frames are written in."""
         self.message_id = message_id
@@ -237,7 +235,3 @@ class Relay:
         finally:
             with self._lock:
                 self._waiters.discard(waiter)
-
-
-def _check_protocol(name: object) -> None:
-    protocol(name)

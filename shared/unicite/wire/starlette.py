@@ -29,8 +29,7 @@ from unicite.model import CitedAnswer
 from unicite.wire import aframes, history
 from unicite.wire._client import client_dir
 from unicite.wire._frames import dumps
-from unicite.wire._protocol import Protocol
-from unicite.wire._registry import WireProtocol, protocol
+from unicite.wire._registry import WireProtocol, protocol_named
 from unicite.wire._relay import Relay
 
 try:
@@ -80,7 +79,7 @@ def sse_response(
     Raises:
         UsageError: Unknown protocol.
     """
-    chosen = _protocol_of(protocol)
+    chosen = protocol_named(protocol)
     merged = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **chosen.headers}
     merged.update(headers or {})
     return EventSourceResponse(
@@ -121,10 +120,6 @@ def history_response(
         raise UsageError(f"history_response expects a CitedAnswer, got {type(answer).__name__}")
     body = dumps(history(answer, message_id=message_id))
     return Response(body, media_type="application/json", headers=dict(headers or {}))
-
-
-def _protocol_of(name: object) -> Protocol:
-    return protocol(name)
 
 
 # --- The browser client, and messages that survive a reload -------------------------------------
@@ -174,7 +169,7 @@ def relay_response(
     last_event_id = request_or_last_event_id
     if isinstance(last_event_id, HTTPConnection):
         last_event_id = last_event_id.headers.get("last-event-id")
-    chosen = _protocol_of(relay.protocol)
+    chosen = protocol_named(relay.protocol)
     merged = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **chosen.headers}
     merged.update(headers or {})
     return EventSourceResponse(_relayed(relay, last_event_id), headers=merged, ping=ping, sep="\n")
