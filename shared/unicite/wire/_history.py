@@ -19,7 +19,7 @@ from unicite.exceptions import WireError
 from unicite.markers import inject_markers
 from unicite.model import Citation, CitedAnswer, Source
 
-__all__ = ["VERSION", "from_document", "shown", "to_document"]
+__all__ = ["VERSION", "from_document", "shown", "to_document", "view_document"]
 
 VERSION = 1
 """Version of the document's shape; a reader refuses documents of a newer version."""
@@ -100,7 +100,11 @@ def _citation(
 
 def to_document(answer: CitedAnswer, *, message_id: str | None = None) -> dict[str, Any]:
     """The history document of an answer (see the module docstring)."""
-    view = shown(answer)
+    return view_document(shown(answer), message_id=message_id)
+
+
+def view_document(view: CitedAnswer, *, message_id: str | None = None) -> dict[str, Any]:
+    """The history document of an answer already `shown` (its markers are not placed again)."""
     numbers = {source.id: n for n, source in enumerate(view.sources, 1)}
     spans: dict[str, list[dict[str, Any]]] = {source.id: [] for source in view.sources}
     offsets = view._offset_index()

@@ -66,7 +66,7 @@ from unicite.wire._frames import Frame
 from unicite.wire._history import from_document
 from unicite.wire._openai import EXTENSION, ChunkEncoder, ChunkReader
 from unicite.wire._protocol import Encoder, Protocol
-from unicite.wire._unicite import completed_data
+from unicite.wire._unicite import completed_view_data
 
 __all__ = ["HISTORY", "OpenWebUIProtocol", "source_events"]
 
@@ -121,7 +121,7 @@ class _Encoder(ChunkEncoder):
     def final(self, answer: CitedAnswer) -> list[Frame]:
         view, frames = self.text(answer)
         frames.extend(self.chunk(extra={"event": event}) for event in source_events(view))
-        history = completed_data(answer, self.message_id)
+        history = completed_view_data(view, self.message_id)
         frames.append(self.chunk(extra={EXTENSION: {HISTORY: history}}))
         frames.extend(self.stop())
         return frames

@@ -16,7 +16,7 @@ from typing import Any
 from unicite.exceptions import WireError
 from unicite.model import CitedAnswer
 from unicite.wire._frames import Frame, dumps
-from unicite.wire._history import from_document, to_document
+from unicite.wire._history import from_document, shown, view_document
 from unicite.wire._protocol import Encoder, Protocol
 
 __all__ = ["COMPLETED", "DELTA", "ERROR", "RESET", "UniciteProtocol", "completed_data"]
@@ -29,7 +29,12 @@ ERROR = "thread.message.error"
 
 def completed_data(answer: CitedAnswer, message_id: str | None) -> dict[str, Any]:
     """The completed event's data: the history document, with its type first."""
-    return {"type": COMPLETED, **to_document(answer, message_id=message_id)}
+    return completed_view_data(shown(answer), message_id)
+
+
+def completed_view_data(view: CitedAnswer, message_id: str | None) -> dict[str, Any]:
+    """`completed_data` of an answer already `shown` (for encoders that showed it themselves)."""
+    return {"type": COMPLETED, **view_document(view, message_id=message_id)}
 
 
 class _Encoder(Encoder):

@@ -57,7 +57,7 @@ from unicite.model import CitedAnswer, Source
 from unicite.wire._frames import Frame, dumps
 from unicite.wire._history import from_document, shown
 from unicite.wire._protocol import Encoder, Protocol
-from unicite.wire._unicite import completed_data
+from unicite.wire._unicite import completed_view_data
 
 __all__ = ["DATA", "DONE", "HEADERS", "RESET", "VercelProtocol"]
 
@@ -194,7 +194,8 @@ class _Encoder(Encoder):
         return frames
 
     def final(self, answer: CitedAnswer) -> list[Frame]:
-        text = shown(answer).text
+        view = shown(answer)
+        text = view.text
         streamed = "".join(self.streamed)
         frames: list[Frame] = []
         if not text.startswith(streamed):
@@ -205,7 +206,9 @@ class _Encoder(Encoder):
             frames.extend(self._text(rest) if rest else self._open())
         frames.extend(self._close())
         frames.extend(self._frame(_source_part(source)) for source in answer.sources)
-        frames.append(self._frame({"type": DATA, "data": completed_data(answer, self.message_id)}))
+        frames.append(
+            self._frame({"type": DATA, "data": completed_view_data(view, self.message_id)})
+        )
         frames.append(self._frame({"type": "finish"}))
         frames.append(Frame(DONE))
         return frames
