@@ -24,8 +24,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from _chromium import CHROMIUM, SCREENSHOTS
 
-CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)", allow_module_level=True)
 sync_api = pytest.importorskip(
@@ -42,18 +42,7 @@ from unicite import CitedAnswer, Source  # noqa: E402
 from unicite.generation import Retry  # noqa: E402
 
 ROOT = Path(__file__).parents[2]
-SCREENSHOTS = ROOT / "test-output" / "screenshots"
 README_IMAGE = ROOT / "docs" / "images" / "chat.png"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 DELAY = 0.02
 """Seconds per streamed delta: slow enough to watch the stream, fast enough for the suite."""
 
@@ -246,16 +235,6 @@ def service() -> Iterator[Service]:
         server.should_exit = True
         thread.join(10)
         sock.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 # --- the page ------------------------------------------------------------------------------------

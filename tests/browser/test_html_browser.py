@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _chromium import CHROMIUM, SCREENSHOTS
 
 from unicite import Citation, CitedAnswer, PageLocation, Source, render
 
-CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)", allow_module_level=True)
 sync_api = pytest.importorskip(
@@ -28,18 +28,7 @@ sync_api = pytest.importorskip(
 )
 
 ROOT = Path(__file__).parents[2]
-SCREENSHOTS = ROOT / "test-output" / "screenshots"
 HOSTILE = ROOT / "tests" / "data" / "hostile"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 FILLER = (
     "Le viaduc de Millau franchit la vallée du Tarn à près de 270 mètres de hauteur. " * 12
 ).strip()
@@ -138,16 +127,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
         server.shutdown()
         server.server_close()
         thread.join()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 class Watched:
