@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import unicite
-from unicite import Citation, CitedAnswer, PageLocation, Source
+from unicite import Citation, CitedAnswer, PageLocation, Source, wire
+from unicite.generation import Retry
 
 SOURCES = [
     Source(
@@ -105,3 +108,36 @@ RICH = CitedAnswer(
     model="gpt-4o-search-preview",
 )
 UNCITED = CitedAnswer(text="Résumé sans marqueur 😀 : voir les sources.", sources=[EIFFEL, REPORT])
+
+
+# --- the streams every protocol test encodes ----------------------------------------------------
+
+FIRST_ROUND = "Première version [7] ✗ "
+"""A generation round that fails its checks: a retry discards it."""
+
+
+def content_of(answer: CitedAnswer) -> str:
+    """The content the wire sends for `answer` (markers placed)."""
+    return str(wire.history(answer)["content"])
+
+
+def pieces(text: str, size: int = 7) -> list[object]:
+    """`text` cut into deltas of `size` characters."""
+    return [text[k : k + size] for k in range(0, len(text), size)]
+
+
+def streams() -> dict[str, Callable[[], object]]:
+    """Named cited streams: an answer alone, deltas then the answer, a retry, odd endings."""
+    return {
+        "answer-alone": lambda: RICH,
+        "deltas-then-answer": lambda: [*pieces(content_of(RICH)), RICH],
+        "retry": lambda: [
+            *pieces(FIRST_ROUND),
+            Retry(round=2, reason="marker [7] names no source"),
+            *pieces(content_of(RICH)),
+            RICH,
+        ],
+        "uncited": lambda: [*pieces(UNCITED.text), UNCITED],
+        "diverging": lambda: ["Un texte qui ne continue pas", RICH],
+        "no-answer": lambda: ["Du texte ", "sans réponse 🙂"],
+    }

@@ -15,15 +15,17 @@ from typing import Any
 
 import pytest
 from _answers import (
+    FIRST_ROUND,
     RICH,
     TOKYO_HREF,
     UNCITED,
+    streams,
 )
 from _answers import cite_span as _cite
+from _answers import content_of as _content
 
 import unicite
 from unicite import CitedAnswer, Source, wire
-from unicite.generation import Retry
 
 MESSAGE_ID = "msg-7"
 
@@ -46,29 +48,7 @@ SAME_NAMES = CitedAnswer(
 )
 
 
-def _content(answer: CitedAnswer) -> str:
-    return str(wire.history(answer)["content"])
-
-
-def _pieces(text: str, size: int = 7) -> list[object]:
-    return [text[k : k + size] for k in range(0, len(text), size)]
-
-
-FIRST_ROUND = "Première version [7] ✗ "
-STREAMS: dict[str, Callable[[], object]] = {
-    "answer-alone": lambda: RICH,
-    "deltas-then-answer": lambda: [*_pieces(_content(RICH)), RICH],
-    "retry": lambda: [
-        *_pieces(FIRST_ROUND),
-        Retry(round=2, reason="marker [7] names no source"),
-        *_pieces(_content(RICH)),
-        RICH,
-    ],
-    "uncited": lambda: [*_pieces(UNCITED.text), UNCITED],
-    "same-names": lambda: SAME_NAMES,
-    "diverging": lambda: ["Un texte qui ne continue pas", RICH],
-    "no-answer": lambda: ["Du texte ", "sans réponse 🙂"],
-}
+STREAMS: dict[str, Callable[[], object]] = {**streams(), "same-names": lambda: SAME_NAMES}
 FINAL: dict[str, CitedAnswer | None] = {
     "no-answer": None,
     "uncited": UNCITED,

@@ -18,7 +18,10 @@ import pytest
 from _answers import (
     RICH,
     UNCITED,
+    streams,
 )
+from _answers import content_of as _content
+from _answers import pieces as _pieces
 
 from unicite import CitedAnswer, wire
 from unicite.generation import Retry
@@ -28,26 +31,14 @@ JS = Path(__file__).parent / "js"
 MESSAGE_ID = "msg-1"
 
 
-def _content(answer: CitedAnswer) -> str:
-    return str(wire.history(answer)["content"])
-
-
-def _pieces(text: str, size: int = 7) -> list[object]:
-    return [text[k : k + size] for k in range(0, len(text), size)]
-
-
 STREAMS: dict[str, Callable[[], object]] = {
-    "answer-alone": lambda: RICH,
-    "deltas-then-answer": lambda: [*_pieces(_content(RICH)), RICH],
+    **streams(),
     "retry": lambda: [
         "Première version [7] ✗",
         Retry(round=2, reason="marker [7] names no source"),
         *_pieces(_content(RICH)),
         RICH,
     ],
-    "uncited": lambda: [*_pieces(UNCITED.text), UNCITED],
-    "diverging": lambda: ["Un texte qui ne continue pas", RICH],
-    "no-answer": lambda: ["Du texte ", "sans réponse 🙂"],
 }
 FINAL = {"no-answer": None, "uncited": UNCITED}
 
