@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from _fuzz import cited_answers, fuzz_settings
-from hypothesis import given
+from _fuzz import cited_answers, fuzz_settings, json_fidelity
+from hypothesis import assume, given
 
 from unicite import CitedAnswer, inject_markers, wire
 
@@ -13,6 +13,9 @@ from unicite import CitedAnswer, inject_markers, wire
 @fuzz_settings(0.5)
 @given(cited_answers())
 def test_history_is_a_fixed_point_of_decoding(answer: CitedAnswer) -> None:
+    # A high surrogate followed by a low one travels as one astral character in any JSON
+    # (data read from JSON never holds such a pair): its offsets cannot round-trip.
+    assume(json_fidelity(answer) != "ambiguous")
     body = "".join(wire.encode(answer, message_id="m"))
     body.encode("utf-8")  # frames always encode: lone surrogates travel escaped
     decoded = wire.decode(body)

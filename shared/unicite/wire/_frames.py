@@ -8,6 +8,7 @@ ignored, CRLF, CR and LF line ends, a leading byte order mark skipped).
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -105,8 +106,6 @@ class _Reader:
     """The standard's line-by-line event stream interpretation, fed text as it arrives."""
 
     def __init__(self) -> None:
-        import codecs
-
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self._buffer = ""
         self._started = False

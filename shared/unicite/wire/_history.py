@@ -53,21 +53,23 @@ def shown(answer: CitedAnswer) -> CitedAnswer:
     without markers (citations no marker shows, sources nothing cites) is said in the
     diagnostics, once.
     """
-    unmarked = sum(1 for c in answer.citations if c.marker_span is None)
-    if unmarked:
+    if answer.citations:
+        view = inject_markers(answer, "brackets")
+        unmarked = sum(1 for c in answer.citations if c.marker_span is None)
+        if not unmarked:
+            return view
         note = (
             f"metadata without markers: {unmarked} citation(s) had no marker in the text; "
             "[n] markers were added at the end of their spans"
         )
-        view = inject_markers(answer, "brackets")
-    elif answer.sources and not answer.citations:
+    elif answer.sources:
+        view = answer
         note = (
             f"metadata without markers: {len(answer.sources)} source(s) and no citation; "
             "they are listed after the text"
         )
-        view = answer
     else:
-        return inject_markers(answer, "brackets") if answer.citations else answer
+        return answer
     if note in view.diagnostics:
         return view
     return view.model_copy(update={"diagnostics": [*view.diagnostics, note]})
