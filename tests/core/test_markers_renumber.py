@@ -177,8 +177,25 @@ def test_without_escaping_the_stray_number_is_reported_and_left() -> None:
 def test_numbers_that_keep_their_source_are_left_alone() -> None:
     answer = _hand_built()
     answer = answer.replace(sources=list(reversed(answer.sources)))  # b is [1], a is [2]
-    text = "Le rapport [1] le dit. Voir aussi [2] et `x[1]`."
+    # "[1]" names b, which the citation before it already numbers 1.
+    text = "Le rapport [1] le dit. Voir aussi [1] et `x[1]`."
     answer = answer.replace(text=text)
     renumbered = renumber(answer, keep_unused=True)
     assert renumbered.text == text
     assert renumbered.diagnostics == []
+
+
+def test_a_number_is_escaped_unless_the_citations_before_it_keep_its_source() -> None:
+    # "[2]" names a, which only keep_unused numbers 2, after the text: a stream showing the
+    # number cannot know that yet, so it is escaped (as MarkerStream does), and said why.
+    answer = _hand_built()
+    answer = answer.replace(sources=list(reversed(answer.sources)))  # b is [1], a is [2]
+    answer = answer.replace(text="Le rapport [1] le dit. Voir aussi [2] et `x[1]`.")
+    renumbered = renumber(answer, keep_unused=True)
+    assert renumbered.text == "Le rapport [1] le dit. Voir aussi \\[2] et `x[1]`."
+    assert renumbered.diagnostics == [
+        "text '[2]' at 34 is not a citation and no citation before it gives its number to that"
+        " source: escaped as text"
+    ]
+    # Left as written, it keeps its source: nothing to report.
+    assert renumber(answer, keep_unused=True, escape=False).diagnostics == []

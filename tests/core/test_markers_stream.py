@@ -332,6 +332,9 @@ PIECES = st.sampled_from(
         ">",
         ":",
         "a[1]",
+        # Numbers that are no citation but name a source: renumber may escape them.
+        "x[1, 9]",
+        "a[0, 2]",
         "`[3]`",
         "\r",
         "\t",
@@ -435,6 +438,7 @@ MARKERS = st.sampled_from(
         "`",
         "[[USAGE:1]]",
         "a[1]",
+        "x[1, 9]",
         "\u3002_[1]",
         "\u3002][2]",
         "x.[1]",
@@ -509,3 +513,61 @@ def test_an_invalid_marker_after_a_backtick_stays_so_code_spans_do_not_change(te
         stream.close()
         assert stream.text == whole_answer(text).text == text
         assert not any("differs" in note for note in stream.answer.diagnostics)
+
+
+# --- numbers that are no citation ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "options", "expected"),
+    [
+        # Glued to a code-like word and naming no given source as a whole, [1, 9] is text; it
+        # still names source 1, which no citation before it numbers 1: escaped, as shown.
+        ("WordWord[1, 9]Word", {}, "WordWord\\[1, 9]Word"),
+        ("W[4]] x", {"base": 0}, "W\\[4]] x"),
+        ("Claim [2]. WordWord[1, 9] too.", {}, "Claim [1]. WordWord\\[1, 9] too."),
+        # Source 1 is already number 1 where the number stands: it keeps its meaning.
+        ("Claim [1]. WordWord[1, 9] too.", {}, "Claim [1]. WordWord[1, 9] too."),
+    ],
+)
+def test_a_number_that_is_no_citation_is_escaped_as_it_is_shown(
+    text: str, options: dict[str, Any], expected: str
+) -> None:
+    # renumber decides from the citations before the number, so the stream decides as it
+    # shows the number, not only when the answer is complete.
+    for chunks in ([text], list(text)):
+        shown, answer = stream(chunks, **options)
+        assert "".join(shown[:-1]) == answer.text == whole_answer(text, **options).text == expected
+        assert not any("differs" in note for note in answer.diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("text", "options", "expected"),
+    [
+        # Removing the usage tag joins two backtick runs: [2] is no longer code.
+        ("`]```[2]`[[USAGE:2]]`", {"style": "brackets"}, "`]```\\[2]``"),
+        # Removing [9] makes ~~~ open a fence, and the second one close it: [2, 3] and [1]
+        # were code as written, and are numbers of the parsed text.
+        ("[9]~~~\n~~~\n[2, 3]` and more [1].\n", {}, "~~~\n~~~\n\\[2, 3]` and more \\[1].\n"),
+        # Removing the definition line makes the indented line a code block.
+        ("[^x]: Gamma\n    x[1, 9] y\n\nMore [3].", {}, "    x[1, 9] y\n\nMore [1]."),
+        # Removing [9], alone on its line, makes the indented line after the blank one code.
+        ("a\n\n[9]\n    x WordWord[1, 9] end.", {}, "a\n\n    x WordWord[1, 9] end."),
+        # Removing the usage tag puts "(" after a[0, 1]: link text, not a number.
+        ("a[0, 1][[USAGE:2]]( x", {}, "a[0, 1]( x"),
+        ("Also a[0, 1][[USAGE:2]] x", {}, "Also a\\[0, 1] x"),
+        # Removing the invalid <sup> leaves [4] a number, no longer a reference definition.
+        ("[4]:<sup>9</sup> see more.", {}, "\\[4]: see more."),
+        # Removing [9] glues the <sup> to a word, which makes it no match: [4] in it is one.
+        ("ab[9]<sup>[4]</sup> x", {"style": "brackets"}, "ab<sup>\\[4]</sup> x"),
+    ],
+)
+def test_numbers_are_read_in_the_parsed_text_as_renumber_reads_them(
+    text: str, options: dict[str, Any], expected: str
+) -> None:
+    # A removal can change what the parsed text reads as code or as a number; renumber escapes
+    # by the parsed text, so the stream checks such numbers there too.
+    for chunks in ([text], list(text)):
+        shown, answer = stream(chunks, **options)
+        assert "".join(shown) == answer.text == whole_answer(text, **options).text == expected
+        assert not any("differs" in note for note in answer.diagnostics)

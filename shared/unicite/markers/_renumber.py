@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from unicite._marker_syntax import MARKER_RE, Token, expand_ranges, marker_spans, read_token
 from unicite._marks import format_marker
@@ -13,7 +13,7 @@ from unicite.exceptions import UsageError
 from unicite.markers._edit import Edit, EditedText
 from unicite.model import Citation, CitedAnswer
 
-__all__ = ["renumber", "rewrite_marker"]
+__all__ = ["keeps_numbers", "named_sources", "renumber", "rewrite_marker"]
 
 # Where a bracketed number may start: the cheap test before reading the text's markers.
 _NUMBER_OPEN_RE = re.compile(r"\[\[?\d")
@@ -42,11 +42,14 @@ def renumber(answer: CitedAnswer, *, keep_unused: bool = False, escape: bool = T
     the text. Applying it twice changes nothing more.
 
     A ``[n]`` in prose that is no citation's marker (text the parser was not asked to read,
-    an answer built by hand) would silently name another source once the numbers move: it
-    is escaped as Markdown text (``\[n]``, which no parser reads as a marker and Markdown
-    shows as ``[n]``) and a diagnostic says so; with ``escape=False`` only the diagnostic is
-    given (`unicite.cite` does so for a provider's text, which it never edits). Code and URLs
-    are left alone.
+    a ``[1, 9]`` glued to a code-like word, an answer built by hand) could silently name
+    another source once the numbers move: unless the citations before it already gave ``n``
+    to the same source, it is escaped as Markdown text (``\[n]``, which no parser reads as a
+    marker and Markdown shows as ``[n]``) and a diagnostic says so. The test reads nothing
+    after the number, so `MarkerStream` escapes the same numbers as it shows them. With
+    ``escape=False`` nothing is escaped and a diagnostic reports each number that now names
+    another source (`unicite.cite` does so for a provider's text, which it never edits). Code
+    and URLs are left alone.
 
     Args:
         answer: The answer to renumber; it is not modified.
@@ -86,7 +89,8 @@ def renumbered(answer: CitedAnswer, *, keep_unused: bool, escape: bool) -> Cited
         return (span[0] if span is not None else citation.end, citation.start, citation.end)
 
     order: dict[str, int] = {}
-    for citation in sorted(answer.citations, key=reading_order):
+    reading = sorted(answer.citations, key=reading_order)
+    for citation in reading:
         for sid in citation.source_ids:
             order.setdefault(sid, len(order))
     for sid in answer.sources_used or ():
@@ -114,16 +118,24 @@ def renumbered(answer: CitedAnswer, *, keep_unused: bool, escape: bool) -> Cited
         if new is not None and new != old:
             edits.append(Edit(start, end, new))
     diagnostics = answer.diagnostics
-    stray = _stray_numbers(answer, [(a, b) for a, b, _ in spans], number)
+    read = [(reading_order(c)[0], c.source_ids) for c in reading]
+    stray = _stray_numbers(answer, [(a, b) for a, b, _ in spans], number, read)
+    if not escape:
+        stray = [(start, end, moved) for start, end, moved in stray if moved]
     if stray:
         diagnostics = [*diagnostics]
-        for start, end in stray:
+        for start, end, moved in stray:
+            if moved:
+                why = "its number now names another source"
+            else:
+                why = "no citation before it gives its number to that source"
             if escape:
                 edits.append(Edit(start, start + 1, "\\["))
+                why += ": escaped as text"
+            else:
+                why += "; read it as text, not as that source"
             diagnostics.append(
-                f"text {answer.text[start:end]!r} at {start} is not a citation and its number"
-                " now names another source"
-                + (": escaped as text" if escape else "; read it as text, not as that source")
+                f"text {answer.text[start:end]!r} at {start} is not a citation and {why}"
             )
         edits.sort(key=lambda e: e.start)
     edited = EditedText(answer.text, edits)
@@ -146,13 +158,18 @@ def renumbered(answer: CitedAnswer, *, keep_unused: bool, escape: bool) -> Cited
 
 
 def _stray_numbers(
-    answer: CitedAnswer, markers: list[tuple[int, int]], number: dict[str, int]
-) -> list[tuple[int, int]]:
-    """Bracketed numbers in prose, outside every marker, whose source would change number.
+    answer: CitedAnswer,
+    markers: list[tuple[int, int]],
+    number: dict[str, int],
+    reading: list[tuple[int, list[str]]],
+) -> list[tuple[int, int, bool]]:
+    """Bracketed numbers in prose, outside every marker, that may not keep their source.
 
     ``[n]`` reads as the n-th source of ``answer``; after renumbering it reads as the source
-    numbered n. Those that would then name another source (or none of the listed ones) are
-    returned; numbers naming no source before (``[0]``, a year, ``arr[9]``) keep their meaning.
+    numbered n. Returned are those for which the citations read before them (``reading``:
+    where each is read, its sources, in reading order) do not already give every number its
+    source, each with whether it now names another source. Numbers naming no source before
+    (``[0]``, a year, ``arr[9]``) keep their meaning.
     """
     text = answer.text
     starts = [a for a, _ in markers]
@@ -165,7 +182,9 @@ def _stray_numbers(
         return []
     old = [source.id for source in answer.sources]
     segments, _ = cached_segments(text)
-    stray: list[tuple[int, int]] = []
+    known: dict[str, int] = {}  # the numbers the citations read so far give
+    read = 0
+    stray: list[tuple[int, int, bool]] = []
     for seg in segments:
         if seg.kind == "code":
             continue
@@ -173,12 +192,33 @@ def _stray_numbers(
             if in_marker(start):
                 continue
             token = read_token(text, start, end)
-            if token is None or token.kind != "brackets":
+            if token is None:
                 continue
-            named = [n for n in expand_ranges(token.ranges) if 1 <= n <= len(old)]
-            if any(number.get(old[n - 1]) != n for n in named):
-                stray.append((start, end))
+            named = named_sources(token, old)
+            while read < len(reading) and reading[read][0] < start:
+                for sid in reading[read][1]:
+                    known.setdefault(sid, len(known) + 1)
+                read += 1
+            if not keeps_numbers(named, known):
+                moved = not keeps_numbers(named, number)
+                stray.append((start, end, moved))
     return stray
+
+
+def named_sources(token: Token, ids: Sequence[str]) -> list[tuple[int, str]]:
+    """What a bracketed number that is no citation names, read as ``[n]`` naming ``ids[n - 1]``."""
+    if token.kind != "brackets":
+        return []
+    return [(n, ids[n - 1]) for n in expand_ranges(token.ranges) if 1 <= n <= len(ids)]
+
+
+def keeps_numbers(named: Sequence[tuple[int, str]], numbers: Mapping[str, int]) -> bool:
+    """Whether ``numbers`` gives each number of `named_sources` to the source it names.
+
+    Given the numbers the citations before a bracketed number give, this decides whether it is
+    escaped: it reads nothing after it, so `MarkerStream` decides the same as the text streams.
+    """
+    return all(numbers.get(sid) == n for n, sid in named)
 
 
 def rewrite_marker(marker: str, numbers: Sequence[int]) -> str | None:

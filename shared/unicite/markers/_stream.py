@@ -19,6 +19,13 @@ one) until the text after it shows the run has ended, and a footnote reference u
 definition arrives or the stream ends. Nothing after such a reference can be shown before
 then, so the first stage leaves the markers after it unchecked, and the second stage checks
 them when it reaches them, all from one segmenting.
+
+A bracketed number that is no citation but names a source (``x[1, 9]``, a number in code)
+goes to the second stage too: `renumber` escapes it unless the markers before it already give
+its number to that source, which the second stage knows when it reaches it. `renumber` reads
+it in the parsed text, where a removal may have changed what is code (``[9]~~~`` opens a
+fence once ``[9]`` goes), so the second stage reads and checks it there, as the first stage
+checks markers in the text as written.
 """
 
 from __future__ import annotations
@@ -64,7 +71,7 @@ from unicite.markers._parse import (
     is_removable,
     plan_removals,
 )
-from unicite.markers._renumber import renumbered, rewrite_marker
+from unicite.markers._renumber import keeps_numbers, named_sources, renumbered, rewrite_marker
 from unicite.markers._tokens import ParseStyle
 from unicite.model import CitedAnswer
 
@@ -89,6 +96,11 @@ _TAIL_KEEP = 4_096  # tail length past which plain chunks trim it too
 _SHORT_WINDOW = 64  # below this, segmenting the whole window is as cheap as any shortcut
 # What may stand before a restart point: a space, or CJK punctuation (CJK text has no spaces).
 _BREAK_RE = re.compile("[ \t\u3001\u3002\uff01\uff0c\uff1a\uff1b\uff1f\u300d\u300f\uff09\u3011]")
+# A bracketed number (a superset: `read_token` reads it), and one that reads as a reference
+# definition because a "<" follows its colon.
+_NUMBER_SHAPE = r"\[\d[\d \t,\u2013\-]*\]"
+_NUMBER_SHAPE_RE = re.compile(_NUMBER_SHAPE)
+_DEFINED_NUMBER_RE = re.compile(_NUMBER_SHAPE + r"(?=:[ \t]*<)")
 _GROUP_WINDOW = 3_000  # longer than any marker (an inline link's URL is at most 2,048)
 _GROUP_STEPS = 64
 
@@ -186,7 +198,8 @@ class MarkerStream:
         self._last_deferred = -1
         self._verify_from = -1  # the anchor the renumbering stage checks markers from
         self._verify_cache: tuple[int, int, str, list[int]] | None = None
-        self._writer = _Renumberer(self._context) if renumber else None
+        escape = "brackets" in self._context.kinds  # as `close` passes it to `renumbered`
+        self._writer = _Renumberer(self._context, escape) if renumber else None
         self._parked: list[str] = []  # released text the renumbering stage has not taken yet
         self._parsed = 0  # length of the parsed text released
         # Nothing is held but trailing whitespace, and the walk has read everything.
@@ -352,6 +365,11 @@ class MarkerStream:
                     block(o)
                     return
                 pos = o + 1
+                defined = _DEFINED_NUMBER_RE.match(text, o)
+                if defined is not None:
+                    # A reference definition here may be a number in the parsed text, once
+                    # an invalid <sup> after its colon is removed (``[4]:<sup>9</sup>``).
+                    self._kept(text, o, defined.end(), lo)
                 continue
             e = match.end()
             if not _settled(text, o, e):
@@ -366,7 +384,10 @@ class MarkerStream:
                 if o >= outer[1]:
                     outer = (o, e)
             token = read_token(text, o, e)
+            # A match that stays in the text as no citation may hold numbers `renumber`
+            # escapes: `_kept` hands them to the renumbering stage.
             if token is None or not context.accepts(token):
+                self._kept(text, o, e, lo)
                 continue
             ids, _ = context.resolve(token)
             removable = is_removable(token, context, ids, text[max(0, o - REMOVAL_CONTEXT) : o])
@@ -374,6 +395,7 @@ class MarkerStream:
             if not removable:
                 # A footnote's source depends on a definition that may come later.
                 if not (self._renumber and (ids or footnote)):
+                    self._kept(text, o, e, lo)
                     continue
                 if self._deferring(lo + o):
                     if lo + o > self._last_deferred:
@@ -394,7 +416,30 @@ class MarkerStream:
                     if footnote:
                         self._undecided.append((lo + o, token.label or ""))
                 self._found_until = lo + e
+            elif verdict == "text":
+                self._kept(text, o, e, lo)  # code here, perhaps not in the parsed text
         self._walk = self._size
+
+    def _kept(self, text: str, o: int, e: int, lo: int) -> None:
+        """Hand the renumbering stage what `renumber` may escape in a match that stays text.
+
+        `renumber` escapes bracketed numbers that are no citation but name a source, and it
+        reads them in the parsed text: the renumbering stage reads and checks them there. That
+        is the match itself, or the numbers inside another kind of match (``<sup>[4]</sup>``),
+        which a removal before it may unmake (a <sup> glued to a word is none).
+        """
+        writer = self._writer
+        if writer is None or not writer.escape:
+            return
+        if text[o] == "[":
+            spans = [(o, e)]
+        else:
+            spans = [m.span() for m in _NUMBER_SHAPE_RE.finditer(text, o + 1, e)]
+        for a, b in spans:
+            token = read_token(text, a, b)
+            if token is not None and writer.named(token) and lo + a >= self._found_until:
+                self._citing.append((_shift(token, lo), _IN_PARSED))
+                self._found_until = lo + b
 
     def _deferring(self, position: int) -> bool:
         """Whether a footnote reference before ``position`` still waits for its definition."""
@@ -813,10 +858,41 @@ class MarkerStream:
             parsed += len(part)
 
 
-class _Mark:
-    """A marker citing a source (or a footnote reference that may), in the parsed text."""
+class _ParsedText(MarkerStream):
+    """The parsed text, for the walk's checks: where `renumber` reads numbers that cite nothing.
 
-    __slots__ = ("anchor", "end", "ids", "start", "token", "verdict")
+    Only the text and the checks of `MarkerStream` are used: `append` adds released text, and
+    `check` says whether a match is a marker of that text, as `_check` does for the text as
+    written (anchored, remembering an open code fence, ``"pending"`` while text to come can
+    change it).
+    """
+
+    def __init__(self) -> None:
+        super().__init__((), renumber=False)
+
+    def append(self, piece: str) -> None:
+        """Add released parsed text (slices read the chunks: no tail is kept)."""
+        self._chunks.append(piece)
+        self._offsets.append(self._size)
+        self._size += len(piece)
+        self._tail_start = self._size
+
+    def window(self, start: int) -> str:
+        """The text from ``start`` on."""
+        return self._slice(start, self._size)
+
+    def check(self, start: int, end: int) -> str:
+        """`MarkerStream._check` on this text."""
+        return self._check(start, end)
+
+
+class _Mark:
+    """A marker citing a source (or a footnote reference that may), in the parsed text.
+
+    Or a bracketed number that cites nothing but names a source: `renumber` may escape it.
+    """
+
+    __slots__ = ("anchor", "end", "ids", "start", "stray", "token", "verdict")
 
     def __init__(
         self, start: int, end: int, token: Token, ids: list[str] | None, anchor: int
@@ -824,16 +900,21 @@ class _Mark:
         self.start = start
         self.end = end
         self.token = token
-        """The marker, at its raw position."""
+        """The marker, at its raw position (a stray one at its parsed one, once read there)."""
         self.ids = ids
         """The sources it cites; None while a footnote's definition may still come."""
+        self.stray = anchor == _IN_PARSED
+        """It cites nothing but names a source by number; checked (and its span and token
+        read) in the parsed text, where `renumber` reads it."""
         self.anchor = anchor
         """Where to check it from, when that was put off."""
-        self.verdict: str | None = "marker" if anchor < 0 else None
+        self.verdict: str | None = "marker" if anchor == -1 else None
         """What the check said: ``"marker"``, ``"text"``, ``"pending"``; None: not checked."""
 
 
 _Verify = Callable[[Token, int], str]
+_IN_PARSED = -2
+"""The anchor of a bracketed number that is no citation: it is checked in the parsed text."""
 
 
 class _Renumberer:
@@ -845,8 +926,11 @@ class _Renumberer:
     whose check was put off are checked here, in order, when they are reached.
     """
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, context: Context, escape: bool) -> None:
         self._context = context
+        self.escape = escape
+        """Bracketed numbers that are no citation are escaped (else left as written)."""
+        self._ids = [source.id for source in context.table.sources]
         self._parts: list[str] = []  # parsed text from _base on, not yet shown
         self._base = 0
         self._size = 0
@@ -861,14 +945,19 @@ class _Renumberer:
         self._blocker: _Mark | None = None  # the mark the text waits on
         self.awaits_definition = False
         """The text waits on a footnote reference whose label has no definition yet."""
+        self._parsed = _ParsedText()  # all the parsed text taken, to check numbers in
+        self._tick = False  # that text ends with a backtick
 
     def add(self, start: int, end: int, token: Token, anchor: int) -> None:
         """A marker citing a source (or a footnote that may) at ``start..end``.
 
-        ``anchor`` is where to check it from, or -1 when it is known to be a marker.
+        ``anchor`` is where to check it from, -1 when it is known to be a marker, or
+        `_IN_PARSED` for a bracketed number that is no citation.
         """
         ids: list[str] | None
-        if token.kind == "footnotes":
+        if anchor == _IN_PARSED:
+            ids = []
+        elif token.kind == "footnotes":
             label = token.label or ""
             entry = self._footnotes.get(label)
             ids = None if entry is None else self._context.resolve(token, {label: entry})[0]
@@ -878,6 +967,10 @@ class _Renumberer:
         self._marks.append(mark)
         if ids is None:
             self._waiting.setdefault(token.label or "", []).append(mark)
+
+    def named(self, token: Token) -> list[tuple[int, str]]:
+        """The sources a bracketed number names if it is no citation (see `named_sources`)."""
+        return named_sources(token, self._ids)
 
     def undecided(self, label: str) -> bool:
         """Whether no definition of ``label`` has been seen (the first one decides)."""
@@ -897,6 +990,10 @@ class _Renumberer:
         ``verify`` checks a marker whose check was put off; ``trigger`` says a pending check
         may have settled.
         """
+        if piece:
+            self._parsed.append(piece)
+            trigger = trigger or self._tick or not _TRIGGERS.isdisjoint(piece)
+            self._tick = piece.endswith("`")
         if self._head == len(self._marks) and not self._parts:
             self._size += len(piece)  # nothing is held: the text passes through
             self._base = self._size
@@ -926,6 +1023,13 @@ class _Renumberer:
                 self.awaits_definition = state == "footnote"
                 stop = first.start
                 break
+            if state == "stray":
+                # Escaped unless the numbers shown so far already give it its source.
+                written = text[first.start - base : first.end - base]
+                escaped = not keeps_numbers(self.named(first.token), self._numbers)
+                out.append(text[shown - base : first.start - base])
+                out.append("\\" + written if escaped else written)
+                shown = self._done = first.end
             if state != "marker":
                 self._head += 1
                 self._run = 0
@@ -974,16 +1078,54 @@ class _Renumberer:
             self._head = 0
         return "".join(out)
 
-    @staticmethod
-    def _state(mark: _Mark, verify: _Verify, trigger: bool) -> str:
-        """``"footnote"`` (undecided), ``"pending"``, ``"marker"`` (citing) or plain text."""
+    def _state(self, mark: _Mark, verify: _Verify, trigger: bool) -> str:
+        """What a mark is now: ``"footnote"`` (undecided), ``"pending"`` or plain text.
+
+        Else ``"marker"`` when it cites, or ``"stray"`` for a number that is no citation, to
+        escape or not.
+        """
         if mark.ids is None:
             return "footnote"
-        if not mark.ids:
+        if not mark.ids and not mark.stray:
             return "text"
-        if mark.verdict is None or (mark.verdict == "pending" and trigger):
-            mark.verdict = verify(mark.token, mark.anchor)
-        return mark.verdict
+        verdict = mark.verdict
+        if verdict is None or (verdict == "pending" and trigger):
+            if not mark.stray:
+                verdict = verify(mark.token, mark.anchor)
+                if verdict == "text" and self.escape and self.named(mark.token):
+                    mark.ids, mark.stray = [], True  # no citation: as any number in text
+            if mark.stray:
+                verdict = self._check_stray(mark)
+            mark.verdict = verdict
+            if verdict is None:
+                return "pending"  # the text after it may still change what it reads as
+        if mark.stray and verdict == "marker":
+            return "stray"
+        return verdict
+
+    def _check_stray(self, mark: _Mark) -> str | None:
+        """Whether a bracketed number that is no citation is a marker in the parsed text.
+
+        `renumber` reads such numbers in the parsed text, where a removal may have changed what
+        is code (``[9]~~~`` loses its marker and opens a fence) or what follows a number (a
+        ``(`` after it makes it link text): the number is read again there, then checked as
+        the walk checks markers. None while the text after it may still change its match.
+        """
+        parsed = self._parsed
+        lo = max(0, mark.start - _LOOKBEHIND)
+        window = parsed.window(lo)
+        rel = mark.start - lo
+        match = MARKER_RE.match(window, rel)
+        if match is None:
+            return "text"
+        if not _settled(window, rel, match.end()):
+            return None
+        token = read_token(window, rel, match.end())
+        if token is None or not self.named(token):
+            return "text"
+        mark.token = _shift(token, lo)
+        mark.end = lo + match.end()
+        return parsed.check(mark.start, mark.end)
 
     def _rewrite(self, marker: str, run: list[_Mark]) -> str:
         numbers: set[int] = set()
