@@ -10,7 +10,7 @@ import functools
 import ipaddress
 import re
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus, urlsplit
 
 if TYPE_CHECKING:
@@ -54,6 +54,45 @@ _ASCII_HOST_RE = re.compile(r"[a-z0-9_~\-]+(?:\.[a-z0-9_~\-]+)*\.?")
 # the apostrophe (so single-quoted attributes are safe too), plus valid %XX escapes.
 _HREF_UNSAFE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&()*+,;=:@/?#\[\]%]")
 _USERINFO_UNSAFE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&()*+,;=:%]")
+
+# The URLs nearly every source has: http(s), a lowercase ASCII DNS name whose last label starts
+# with a letter (so no IP address, no "localhost"), no user or port, and RFC 3986 characters
+# only after it. For them normalizing, page keys and registrable domains need no parsing: each
+# takes the same steps as for any URL, without the cases that cannot occur (tests check the
+# results equal those of URLs that take the general path).
+_SIMPLE_URL_RE = re.compile(
+    r"(https?)://((?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*)"
+    r"(/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*)?"
+    r"(?:\?([A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*))?"
+    r"(?:#[A-Za-z0-9\-._~!$&'()*+,;=:@/?%#]*)?"
+)
+
+
+def simple_url_parts(url: str) -> tuple[str, str, str, str] | None:
+    """``(scheme, host, path, query)`` of a URL of the common simple form, else None."""
+    match = _SIMPLE_URL_RE.fullmatch(url)
+    if match is None:
+        return None
+    scheme, host, path, query = match.groups()
+    return scheme, host, path or "", query or ""
+
+
+def simple_normalized_parts(url: str) -> tuple[str, str, str, str] | None:
+    """``(scheme, host, path, query)`` of `normalize_url` of a simple URL, else None."""
+    simple = simple_url_parts(url)
+    if simple is None:
+        return None
+    scheme, host, path, query = simple
+    return scheme, host, path or "/", _kept_query(query) if query else ""
+
+
+def _kept_query(query: str) -> str:
+    return "&".join(
+        segment
+        for segment in query.split("&")
+        if segment.strip() and not _is_tracking_param(segment)
+    )
+
 
 _REDIRECT_HOST = "vertexaisearch.cloud.google.com"
 _REDIRECT_PATH_PREFIX = "/grounding-api-redirect/"
@@ -233,6 +272,13 @@ def _get_extractor() -> tldextract.TLDExtract:
 
 @functools.lru_cache(maxsize=4096)
 def _lookup_registrable(host: str) -> str:
+    if _DNS_NAME_RE.fullmatch(host):
+        labels = host.split(".")
+        found = _suffix_index(labels)
+        if found is not None:
+            if 0 < found < len(labels):
+                return ".".join(labels[found - 1 :])
+            return host
     try:
         result = _get_extractor()(host)
         domain, suffix = str(result.domain), str(result.suffix)
@@ -241,6 +287,33 @@ def _lookup_registrable(host: str) -> str:
     if domain and suffix:
         return f"{domain}.{suffix}"
     return host
+
+
+_DNS_NAME_RE = re.compile(r"(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*")
+_SUFFIX_WALK: Any = None  # tldextract's suffix trie walk, found on first use
+
+
+def _suffix_index(labels: list[str]) -> int | None:
+    """Where the public suffix of a lowercase ASCII DNS name starts, as tldextract finds it.
+
+    The same trie walk tldextract's ``__call__`` ends in, without the URL parsing, IP
+    address and Unicode-dot handling a name of `_DNS_NAME_RE` never needs (a third of a
+    lookup). Returns ``len(labels)`` when no suffix matches, and None when this tldextract
+    has no such walk to call (then the caller asks tldextract itself).
+    """
+    global _SUFFIX_WALK
+    try:
+        if _SUFFIX_WALK is None:
+            _SUFFIX_WALK = _get_extractor()._get_tld_extractor().suffix_index
+        found = _SUFFIX_WALK(labels, include_psl_private_domains=True)
+    except (AttributeError, TypeError):
+        return None
+    if found is None:
+        return len(labels)
+    first = found[0]
+    # tldextract 5.2 gives ((public index, node), (registry index, node)); 5.1 (index, private).
+    index = first[0] if isinstance(first, tuple) else first
+    return index if isinstance(index, int) else None
 
 
 def _registrable_domain(url_or_host: str) -> str | None:
@@ -290,6 +363,24 @@ def _registrable_domain(url_or_host: str) -> str | None:
     if host == "localhost":
         return host
     return _lookup_registrable(host)
+
+
+_DOMAIN_LIKE = re.compile(r"^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+[a-z][a-z0-9-]{1,62}$", re.IGNORECASE)
+
+
+def source_domain(url: str | None, title: object, redirect: bool) -> str | None:
+    """The registrable domain a source with this URL and title is filed under.
+
+    A redirect URL (Vertex ``grounding-api-redirect``) hides the site: the grounding chunk's
+    title usually is its domain, and is used when it looks like one; otherwise None.
+    """
+    if url is None:
+        return None
+    if redirect:
+        if isinstance(title, str) and _DOMAIN_LIKE.match(title.strip()):
+            return registrable_domain(title.strip())
+        return None
+    return registrable_domain(url)
 
 
 def is_redirect_url(url: str) -> bool:
@@ -408,6 +499,10 @@ def normalize_url(url: str, diagnostics: list[str] | None = None) -> str:
     """
     if not isinstance(url, str):
         return _normalize_url(url, diagnostics)
+    simple = simple_normalized_parts(url)
+    if simple is not None:
+        scheme, host, path, query = simple
+        return f"{scheme}://{host}{path}{'?' if query else ''}{query}"
     result, notes = _normalize_cached(url)
     if diagnostics is not None:
         diagnostics.extend(notes)
@@ -437,4 +532,7 @@ def registrable_domain(url_or_host: str) -> str | None:
     """
     if not isinstance(url_or_host, str):
         return None
+    simple = simple_url_parts(url_or_host)
+    if simple is not None:
+        return _lookup_registrable(simple[1])
     return _registrable_cached(url_or_host)

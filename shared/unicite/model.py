@@ -26,7 +26,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from unicite._ids import stable_source_id
 from unicite._offsets import OffsetIndex
-from unicite._urls import is_redirect_url, registrable_domain
+from unicite._urls import is_redirect_url, source_domain
 
 __all__ = [
     "BlockLocation",
@@ -149,9 +149,6 @@ CitationOrigin = Literal[
 ]
 """How a citation came about: from the provider, from text markers, or attributed afterwards."""
 
-_DOMAIN_LIKE = re.compile(r"^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+[a-z][a-z0-9-]{1,62}$", re.IGNORECASE)
-
-
 # --- sources ------------------------------------------------------------------------------------
 
 
@@ -230,7 +227,7 @@ class Source(_Model):
         if url is not None and "redirect" not in data:
             data["redirect"] = is_redirect_url(url)
         if data.get("domain") is None:
-            data["domain"] = _domain_for(url, data.get("title"), bool(data.get("redirect")))
+            data["domain"] = source_domain(url, data.get("title"), bool(data.get("redirect")))
         if "kind" not in data and url is None:
             data["kind"] = "document"
         return data
@@ -359,17 +356,6 @@ def _text_of(data: dict[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-def _domain_for(url: str | None, title: object, redirect: bool) -> str | None:
-    if url is None:
-        return None
-    if redirect:
-        # Vertex redirect URLs hide the site; the grounding chunk's title usually is its domain.
-        if isinstance(title, str) and _DOMAIN_LIKE.match(title.strip()):
-            return registrable_domain(title.strip())
-        return None
-    return registrable_domain(url)
 
 
 # --- citations ----------------------------------------------------------------------------------

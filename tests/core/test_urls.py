@@ -6,11 +6,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unicite import Source, is_redirect_url, normalize_url, registrable_domain, safe_href
-from unicite.sources import SourceLedger
+from unicite.sources import SourceLedger, page_key
 
 hostile_chars = st.one_of(
     st.characters(),
@@ -325,8 +325,16 @@ def counting_call(self, *args, **kwargs):
     looked_up.append(args[0])
     return call(self, *args, **kwargs)
 
+walk = tldextract.tldextract._PublicSuffixListTLDExtractor.suffix_index
+
+def counting_walk(self, labels, *args, **kwargs):
+    looked_up.append(".".join(labels))
+    return walk(self, labels, *args, **kwargs)
+
 tldextract.TLDExtract.__init__ = counting_init
 tldextract.TLDExtract.__call__ = counting_call
+# Plain DNS names skip tldextract's URL parsing and go straight to its suffix walk.
+tldextract.tldextract._PublicSuffixListTLDExtractor.suffix_index = counting_walk
 
 from unicite import registrable_domain
 
@@ -514,3 +522,54 @@ def test_sharp_s_and_ss_are_two_registered_domains() -> None:
     ledger.add(Source(url="http://fa\u00df.de/a"))
     ledger.add(Source(url="http://fass.de/a"))
     assert len(ledger) == 2
+
+
+# --- the fast paths for simple URLs and DNS names -------------------------------------------------
+
+_LABELS = ["www", "a", "b-c", "x9", "ck", "jp", "city", "s3", "kawasaki", "github", "co", "uk"]
+_SUFFIXES = [
+    "com",
+    "co.uk",
+    "github.io",
+    "blogspot.com",
+    "ck",
+    "www.ck",
+    "kawasaki.jp",
+    "city.kawasaki.jp",
+    "s3.amazonaws.com",
+    "xn--p1ai",
+    "nom.br",
+    "appspot.com",
+    "uk",
+    "compute.amazonaws.com",
+    "notasuffix",
+    "x-y",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_LABELS), max_size=3),
+    st.sampled_from(_SUFFIXES),
+    st.sampled_from(["", "/", "/a/b", "/p?utm_source=x&q=1", "/p?q=1#frag", "?gclid=2"]),
+)
+def test_simple_urls_read_as_the_general_path_reads_them(
+    labels: list[str], suffix: str, rest: str
+) -> None:
+    import tldextract
+
+    host = ".".join([*labels, suffix])
+    url = f"https://{host}{rest}"
+    # Upper case in the scheme and host sends a URL down the general path, which lowercases
+    # both: the results must be those of the simple path.
+    shouted = f"HTTPS://{host.upper()}{rest}"
+    assert normalize_url(url) == normalize_url(shouted)
+    assert page_key(url) == page_key(shouted)
+    assert registrable_domain(url) == registrable_domain(shouted)
+    extracted = tldextract.TLDExtract(
+        cache_dir=None, suffix_list_urls=(), include_psl_private_domains=True
+    )(host)
+    expected = (
+        f"{extracted.domain}.{extracted.suffix}" if extracted.domain and extracted.suffix else host
+    )
+    assert registrable_domain(host) == expected

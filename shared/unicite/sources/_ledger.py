@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import ValidationError
 
 from unicite._ids import content_hash
-from unicite._urls import normalize_url
+from unicite._urls import normalize_url, simple_normalized_parts
 from unicite.exceptions import UsageError
 from unicite.model import Source, SourceOrigin
 from unicite.sources._inline import listed_urls
@@ -43,6 +43,12 @@ def page_key(url: str) -> str:
     path). Scheme, port, path case and query are kept. A URL `normalize_url` cannot parse is
     its own key.
     """
+    simple = simple_normalized_parts(url) if isinstance(url, str) else None
+    if simple is not None:
+        scheme, host, path, query = simple
+        if host.startswith("www.") and "." in host[4:].strip("."):
+            host = host[4:]
+        return f"{scheme}://{host}{path.rstrip('/')}{'?' if query else ''}{query}"
     normalized = normalize_url(url)
     try:
         parts = urlsplit(normalized)
