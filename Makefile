@@ -5,8 +5,9 @@ UV ?= $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 RUN := $(UV) run --frozen
 CORE_ENV := .venv-core
 LLAMAINDEX_ENV := .venv-llamaindex
+ENGINES_ENV := .venv-engines
 
-.PHONY: demo test test-all test-core test-llamaindex lint format bench record schema docs sync clean dist
+.PHONY: demo test test-all test-core test-llamaindex test-engines lint format bench record schema docs sync clean dist
 
 .tools/bin/uv:
 	$(PYTHON) -m venv .tools
@@ -47,9 +48,10 @@ demo: $(DEMO_ENV)/.synced
 	@printf '    %s/bin/python examples/web/app.py    then open the URL it prints\n' $(DEMO_ENV)
 	@printf 'Both replay recorded answers, or ask the API live when its key (OPENAI_API_KEY...) is set.\n'
 
-## test: the full suite, the core's suite with only unicite installed, and the LlamaIndex
-## adapter over the llama-index LLM integrations (which need older provider SDKs)
-test: test-all test-core test-llamaindex
+## test: the full suite, the core's suite with only unicite installed, the LlamaIndex
+## adapter over the llama-index LLM integrations (which need older provider SDKs), and the
+## Ray and Spark engines of `unicite stats` in local mode (Spark's tests skip without Java 17+)
+test: test-all test-core test-llamaindex test-engines
 
 test-all: .venv/.synced
 	$(RUN) pytest
@@ -63,6 +65,13 @@ test-core: | $(UV)
 test-llamaindex: | $(UV)
 	UV_PROJECT_ENVIRONMENT=$(LLAMAINDEX_ENV) $(UV) sync --frozen --no-default-groups --group llamaindex-providers
 	$(LLAMAINDEX_ENV)/bin/python -m pytest -p no:cacheprovider tests/integrations/llamaindex tests/examples/test_llamaindex_examples.py
+
+# Ray and PySpark (and the JVM Spark runs on) are large: they have an environment of their own.
+# Spark's Python workers run this environment's Python: unicite points them at it when it
+# starts Spark, and so does the tests' own session.
+test-engines: | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(ENGINES_ENV) $(UV) sync --frozen --no-default-groups --group engines
+	$(ENGINES_ENV)/bin/python -m pytest -p no:cacheprovider tests/engines
 
 lint: .venv/.synced
 	$(RUN) ruff check .
@@ -89,7 +98,7 @@ docs: .venv/.synced
 	NO_MKDOCS_2_WARNING=1 $(RUN) mkdocs build --strict
 
 clean:
-	rm -rf .venv $(CORE_ENV) $(LLAMAINDEX_ENV) $(DEMO_ENV) .tools .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .venv $(CORE_ENV) $(LLAMAINDEX_ENV) $(ENGINES_ENV) $(DEMO_ENV) .tools .pytest_cache .mypy_cache .ruff_cache
 
 ## dist: build the three sdists and wheels into dist/ and check them (twine check --strict);
 ## .ci/dist.sh also installs the wheels into fresh environments and imports them

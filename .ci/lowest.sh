@@ -4,8 +4,8 @@
 # `--resolution lowest-direct`; their own dependencies are the newest that fit), then runs the
 # tests that exercise those dependencies. uv.lock is neither read nor changed.
 #
-#   core       unicite with every extra            tests/core (no fuzzing), wire, providers,
-#                                                  generation, packaging
+#   core       unicite with every extra but        tests/core (no fuzzing), wire, providers,
+#              ray, spark and plot                 generation, analytics, packaging
 #   adapters   unicite-langchain[agents] and       tests/integrations, packaging
 #              unicite-llamaindex
 #   langchain  unicite-langchain alone             tests/integrations/langchain
@@ -78,11 +78,15 @@ run_tests() {
 
 core() {
   echo "── lowest: unicite[all extras] ──"
+  # The extras are named one by one. Not here: ray, spark and plot, which pull Ray, PySpark
+  # (and a JVM to run it) and matplotlib, hundreds of MB tested at their newest in
+  # .venv-engines (`make test-engines`).
   make_env core "pytest hypothesis pytest-recording fastapi opentelemetry-sdk" -- \
-    -e "./shared[openai,anthropic,google,cli,schema,yaml,otel,serve,testing]"
+    -e "./shared[openai,anthropic,google,cli,schema,yaml,otel,serve,testing,analytics]"
   # typer 0.15.4 caps click below 8.2, whose CliRunner mixes stderr into stdout: the tests that
   # read the two apart cannot run there (the command itself writes them apart).
   run_tests core tests/core tests/wire tests/providers tests/generation tests/packaging \
+    tests/analytics \
     --ignore-glob="tests/core/test_fuzz_*" --ignore=tests/core/test_cli_paper_cuts.py
 }
 

@@ -13,7 +13,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, NoReturn
+from typing import Annotated, Any, NoReturn
 
 try:
     import typer
@@ -496,42 +496,49 @@ def _source_items(name: str, raw: str) -> list[dict[str, Any]]:
 
 @app.command()
 def stats(
-    logs: Annotated[list[str], typer.Argument(help="JSONL logs, one provider response per line.")],
+    logs: Annotated[
+        list[str],
+        typer.Argument(
+            help="Logs of provider responses, one per line: JSONL files (plain, .gz, .zst), "
+            "directories, globs, Parquet files with a JSON column; - for stdin."
+        ),
+    ],
+    engine: Annotated[str, typer.Option(help="local (a process pool), ray or spark.")] = "local",
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Processes or parallel tasks (all cores).")
+    ] = None,
+    by: Annotated[str | None, typer.Option(help="Group by some of provider,model,day.")] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(help="Also write the aggregates to FILE.json, .csv or .parquet."),
+    ] = None,
+    plot: Annotated[
+        str | None, typer.Option(help="Draw top domains and TLDs per provider to FILE.png.")
+    ] = None,
+    column: Annotated[str | None, typer.Option(help="The JSON column of Parquet inputs.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    top: Annotated[int, typer.Option(help="How many domains and TLDs to list.")] = 10,
+    top: Annotated[int, typer.Option(min=1, help="How many domains and TLDs to list.")] = 10,
 ) -> None:
-    """Citation statistics over JSONL logs of provider responses (constant memory)."""
-    from unicite._stats import LogStats, iter_log_lines
+    """Citation statistics over logs of provider responses, in constant memory.
 
-    summary = LogStats()
-    console = Console(stderr=True)
-    handles: list[tuple[str, BinaryIO, int | None]] = []
-    for name in logs:
-        if name == "-":
-            handles.append((name, sys.stdin.buffer, None))
-            continue
-        try:
-            handles.append((name, Path(name).open("rb"), Path(name).stat().st_size))  # noqa: SIM115
-        except OSError as err:
-            _fail(f"{name}: cannot read: {err.strerror or err}")
-    show_progress = console.is_terminal and not as_json
-    for name, handle, size in handles:
-        with handle:
-            if show_progress:
-                from rich.progress import Progress
+    Counts citations, sources, registrable domains and TLDs, redirects and grounded answers
+    without citations; a line that cannot be read is counted and named, never fatal.
+    """
+    from unicite._stats import check_out, describe_problems, parse_by, run_stats, write_out
 
-                with Progress(console=console, transient=True) as progress:
-                    task = progress.add_task(name, total=size)
-
-                    def advance(n: int, task: Any = task, progress: Any = progress) -> None:
-                        progress.advance(task, n)
-
-                    for line in iter_log_lines(handle, advance):
-                        summary.add_line(line)
-            else:
-                for line in iter_log_lines(handle):
-                    summary.add_line(line)
-    result = summary.as_dict(top)
+    try:
+        keys = parse_by(by)
+        check_out(out)
+        report = run_stats(logs, engine=engine, workers=workers, by=keys, column=column, plot=plot)
+        if out is not None:
+            write_out(report.summary, out, top)
+    except UniciteError as err:
+        _fail(str(err))
+    except OSError as err:
+        _fail(f"{getattr(err, 'filename', None) or 'output'}: {err.strerror or err}")
+    for note in describe_problems(report):
+        _note(note)
+    result = report.summary.as_dict(top)
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
         return
@@ -541,20 +548,12 @@ def stats(
 def _print_stats(result: dict[str, Any]) -> None:
     from rich.table import Table
 
+    from unicite._stats import summary_rows
+
     console = Console()
     table = Table(title="unicite stats", show_header=False)
-    for key in (
-        "responses",
-        "unreadable",
-        "with_citations",
-        "without_citations",
-        "with_diagnostics",
-        "citations",
-        "sources",
-        "sources_per_answer",
-        "redirect_share",
-    ):
-        table.add_row(key.replace("_", " "), str(result[key]))
+    for label, value in summary_rows(result):
+        table.add_row(label, value)
     console.print(table)
     for title, key, label in (
         ("Top domains", "top_domains", "domain"),
@@ -568,6 +567,27 @@ def _print_stats(result: dict[str, Any]) -> None:
             for row in rows:
                 listing.add_row(str(row[label]), str(row["count"]))
             console.print(listing)
+    groups: list[dict[str, Any]] = result.get("groups", [])
+    if groups:
+        by: list[str] = result["by"]
+        listing = Table(title="By " + ", ".join(by))
+        for key in by:
+            listing.add_column(key)
+        for name in ("responses", "citations", "sources", "grounded w/o citations", "redirects"):
+            listing.add_column(name, justify="right")
+        listing.add_column("top domain")
+        for group in groups:
+            top_domain = group["top_domains"][0]["domain"] if group["top_domains"] else ""
+            listing.add_row(
+                *(str(group[key]) if group[key] is not None else "—" for key in by),
+                str(group["responses"]),
+                str(group["citations"]),
+                str(group["sources"]),
+                str(group["grounded_without_citations"]),
+                f"{group['redirect_share']:.1%}",
+                top_domain,
+            )
+        console.print(listing)
 
 
 @app.command()

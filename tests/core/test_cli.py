@@ -166,9 +166,20 @@ def test_stats_over_a_jsonl_log(tmp_path: Path) -> None:
     lines.append("")
     log = tmp_path / "log.jsonl"
     log.write_text("\n".join(lines) + "\n", "utf-8")
-    result = runner.invoke(app, ["stats", str(log), "--json"])
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)
+    # In its own process: stdout and stderr apart (click's runner mixes them before 8.2).
+    result = subprocess.run(
+        [sys.executable, "-m", "unicite", "stats", str(log), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    summary = json.loads(result.stdout)
+    # The bad line is counted and named on stderr, with its file and line number.
+    assert f"{log}:{len(RECORDED) * 3 + 1}: line is not valid JSON" in result.stderr
+    assert summary["bad_lines"] == [
+        f"{log}:{len(RECORDED) * 3 + 1}: line is not valid JSON: "
+        + "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+    ]
     answers = [extract(recorded_response(name)) for name in RECORDED]
     assert summary["responses"] == 10
     assert summary["unreadable"] == 1

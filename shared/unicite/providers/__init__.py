@@ -23,10 +23,11 @@ from unicite.providers._extract import (
     extract,
     extract_content,
 )
-from unicite.providers._registry import register, registered, unregister
+from unicite.providers._registry import BUILTIN_PROVIDERS, register, registered, unregister
 from unicite.providers._sse import iter_sse, looks_like_sse
 
 __all__ = [
+    "BUILTIN_PROVIDERS",
     "PROVIDER_NAMES",
     "AnswerBuilder",
     "Capabilities",

@@ -1,0 +1,479 @@
+"""Fast reader for Perplexity responses (see `unicite.analytics._fast`).
+
+`PerplexityProvider` reads Sonar chat completions (top-level ``citations`` and
+``search_results``, ``[n]`` markers in ``choices[0].message.content``) and Agent API responses
+(``search_results`` / ``fetch_url_results`` output items, ``[n]`` naming a result's ``id``).
+Its citations come from the markers: `find_markers` segments the whole text (to leave out
+code) and every run of adjacent markers becomes one citation. Where each claim sits decides
+only the order the answer lists its sources in, which a row does not keep
+(`unicite.analytics._rows.canonical`), so this reader finds the same runs without segmenting
+or locating claims. It takes the common case only:
+
+- every ``[`` of the text opens a plain ``[n]`` marker (else `MARKER_RE` finds the markers,
+  and any that is not a plain numeric bracket marker gives up);
+- no backtick, ``~~~``, ``<sup`` or ``【`` in a text with markers (inline code, fences and
+  the marker shapes that could swallow a ``[n]`` depend on the segmentation);
+- a marker on a line indented four columns or more, which may be an indented code block,
+  gives up unless the lines above it show it is not one;
+- a marker whose reading depends on where a sentence starts gives up: one glued to a ``]`` or
+  to a code-like word (``a[1]``, ``obj.items[1]``, not a marker) right after a CJK terminator,
+  where a sentence may start without a space (in the word, or at its dot);
+- every marker names a given source, and the response holds nothing the reader notes as a
+  diagnostic (wrong types, results without a URL or an id, unknown output items, ...).
+
+Anything else returns None, and `extract()` reads the response.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from unicite._marker_syntax import (
+    MARKER_RE,
+    URL_SCAN,
+    expand_ranges,
+    indexes_identifier,
+    read_token,
+)
+from unicite.analytics._fast._sources import FastSources
+from unicite.analytics._fast._types import FastReader
+from unicite.analytics._rows import Row
+from unicite.providers.perplexity import agent_response
+
+__all__ = ["READERS", "read_perplexity"]
+
+_PROVIDER = "perplexity"
+
+# Runs of plain numeric markers: what almost every Perplexity answer writes.
+_PLAIN_RUN_RE = re.compile(r"(\[\d{1,4}\](?:\[\d{1,4}\])*)")
+# What stops `MARKER_RE`'s numeric shape: a reference definition after it, or these before it.
+_DEFINITION_AFTER_RE = re.compile(r":[ \t]*(?:[A-Za-z][A-Za-z0-9+.\-]{0,20}://|www\.|<)")
+_NOT_AFTER = frozenset("/=&#%+~@[\\")
+_SUP_RE = re.compile(r"<sup\b", re.IGNORECASE)
+# The CJK terminators that end a sentence without a space after them, and what the sentence
+# takes after one (`unicite._segment`): closers, then markers, each maybe after white space
+# (`_opens_sentence` also takes digits and white space). The next sentence may start right
+# after that, without a space.
+_CJK_TERMS = frozenset("\u3002\uff61\uff01\uff1f")
+_SENTENCE_TAIL = frozenset(
+    "\"'\u201d\u2019\u00bb\u203a)]*_\u300d\u300f\uff09\u3011\u3015\u3009\u300b"  # closers
+    "[],-\u2013"
+)
+_TAIL_SCAN = 64
+"""How far back `_opens_sentence` reads for a CJK terminator; a longer tail counts as one."""
+
+_WORD_RE = re.compile(r"\w{1,64}")
+
+_AGENT_QUIET = frozenset({"function_call", "mcp_list_tools", "mcp_call", "reasoning"})
+
+
+class _GiveUp(Exception):
+    """The response holds something this reader does not model exactly."""
+
+
+# --- markers ------------------------------------------------------------------------------------
+
+
+def _in_url(text: str, pos: int) -> bool:
+    """Whether the marker at `pos` is part of a URL (`marker_spans`' rule, `pos` > 0).
+
+    The rule reads the token before the marker (back to a space, a quote or ``<>``) for
+    ``://`` or a leading ``www.``; a token without ``/``, ``w`` or ``W`` has neither, and the
+    nearest space bounds it, so most markers are settled without reading the token.
+    """
+    if text[pos - 1] in ")]\"'\u201d\u2019":
+        return False
+    lo = max(0, pos - URL_SCAN)
+    space = text.rfind(" ", lo, pos)
+    near = text[space + 1 if space >= 0 else lo : pos]
+    if "/" not in near and "w" not in near and "W" not in near:
+        return False
+    k = pos
+    while k > lo and not text[k - 1].isspace() and text[k - 1] not in "<>\"'":
+        k -= 1
+    token = text[k:pos]
+    scheme = token.rfind("://")
+    if scheme < 0:
+        return token[:4].lower() == "www."
+    rest = token[scheme:]
+    return rest.count(")") <= rest.count("(")
+
+
+def _maybe_url(text: str) -> bool:
+    """Whether any marker of the text may be part of a URL: it holds ``://`` or ``www.``.
+
+    ``www.`` in any case ends in one of ``ww.``, ``wW.``, ``Ww.``, ``WW.``; the last three need
+    a ``W``, which one character search rules out in most texts (as ``/`` rules out ``://``).
+    """
+    return (
+        ("/" in text and "://" in text)
+        or "ww." in text
+        or ("W" in text and ("WW." in text or "wW." in text or "Ww." in text))
+    )
+
+
+def _indexes_identifier(text: str, start: int, backwards: str) -> bool:
+    """`indexes_identifier` of a plain ``[n]`` glued to a word (``lo`` 0), without its search.
+
+    The word is the run of word characters (at most 64) that ends at `start`, read forwards
+    in `backwards` (the text reversed) by one match.
+    """
+    if text.startswith("[0", start):
+        return True
+    m = _WORD_RE.match(backwards, len(text) - start)
+    if m is None:
+        return False
+    k = start - (m.end() - m.start())
+    word = text[k:start]
+    if not word.isascii() or word.isdigit():
+        return False
+    if len(word) == 1 or not word.isalpha():
+        return True  # a letter, or a word with "_" or digits
+    tail = word[1:]
+    if tail != tail.lower() and not word.isupper():
+        return True  # camelCase
+    return k - 1 > 0 and text[k - 1] == "." and (text[k - 2].isalnum() or text[k - 2] in "_)]")
+
+
+def _opens_sentence(text: str, pos: int) -> bool:
+    """Whether a sentence may start at `pos`, which no space precedes.
+
+    Only a sentence ending in a CJK terminator, its closers and markers can end right before
+    it; the tail is read generously (any digits, brackets and white space).
+    """
+    k = pos
+    lo = max(0, pos - _TAIL_SCAN)
+    while k > lo and ((ch := text[k - 1]) in _SENTENCE_TAIL or ch.isdecimal() or ch.isspace()):
+        k -= 1
+    return k > 0 and (k == lo or text[k - 1] in _CJK_TERMS)
+
+
+def _cut_word(text: str, start: int) -> bool:
+    """Whether a sentence may start in the word glued to the marker at `start`, or at its dot.
+
+    `find_markers` reads each sentence on its own: the word it judges a glued marker by starts
+    no earlier than the sentence, and the ``.`` before the word (``obj.items[1]``) counts only
+    inside it. ``_`` is both a closer and a word character, so after ``。_abc`` the sentence
+    starts at ``abc`` (after ``。_`` at the marker itself, which is then kept); after ``。).``
+    or ``。[1].`` it starts at the dot.
+    """
+    k = start
+    while k and (text[k - 1].isalnum() or text[k - 1] == "_"):
+        k -= 1
+    if k and text[k - 1] == "." and _opens_sentence(text, k - 1):
+        return True
+    if text[k] != "_":
+        return False
+    while text[k] == "_":
+        k += 1
+    return _opens_sentence(text, k)
+
+
+def _line_start(text: str, pos: int) -> int:
+    return max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
+
+
+def _indented(text: str, start: int) -> bool:
+    """Whether the line at `start` is indented four columns or more (a tab counts so)."""
+    head = text[start : start + 4]
+    lead = len(head) - len(head.lstrip())
+    return lead == 4 or "\t" in head[:lead]
+
+
+def _maybe_code(text: str, line: int) -> bool:
+    """Whether an indented line may lie in an indented code block.
+
+    A code block opens on an indented line after a blank one (or at the start) and runs over
+    indented and blank lines; an unindented line of text above, reached before any blank
+    line, shows the line is not in one.
+    """
+    while line > 0:
+        end = line - 1
+        if text[end] == "\n" and end > 0 and text[end - 1] == "\r":
+            end -= 1
+        start = _line_start(text, end)
+        if not text[start:end].strip():
+            return True
+        if not _indented(text, start):
+            return False
+        line = start
+    return True
+
+
+def _check_code(text: str, start: int, crs: bool) -> None:
+    """Give up when the marker run at `start` may lie in an indented code block.
+
+    `crs` says whether the text holds a carriage return (a line break of its own).
+    """
+    line = text.rfind("\n", 0, start) + 1
+    if crs:
+        line = max(line, text.rfind("\r", 0, start) + 1)
+    if text[line].isspace() and _indented(text, line) and _maybe_code(text, line):
+        raise _GiveUp
+
+
+def _plain_runs(text: str) -> list[list[str]] | None:
+    """The numbers of each run of markers, when every ``[`` opens a plain ``[n]`` marker.
+
+    Runs of adjacent ``[n]`` are taken whole: the markers after the first follow a ``]`` and
+    are kept exactly when the first is (`marker_spans`); the run's first marker decides.
+    Numbers stay as written (``"3"``): a number written otherwise (``"03"``) names no source
+    under its text, and the reader gives up on it.
+    """
+    parts = _PLAIN_RUN_RE.split(text)  # prose, run, prose, run, ..., prose
+    if len(parts) == 1:
+        return None  # a "[" that opens no plain marker
+    crs = "\r" in text
+    url = _maybe_url(text)
+    backwards = ""
+    runs: list[list[str]] = []
+    opened = 0
+    a = len(parts[0])
+    for k in range(1, len(parts), 2):
+        run = parts[k]
+        after = parts[k + 1]
+        numbers = run[1:-1].split("][")
+        opened += len(numbers)
+        start, a = a, a + len(run) + len(after)
+        if after:
+            nxt = after[0]
+            if nxt == "(":
+                raise _GiveUp  # a link's text, or the inside of a ``([1](url))`` marker
+            if nxt == ":" and _DEFINITION_AFTER_RE.match(after) is not None:
+                raise _GiveUp  # a reference definition: its last marker is none
+        if start:
+            before = text[start - 1]
+            if before in _NOT_AFTER:
+                continue  # `MARKER_RE` does not match the first; "]" drops the rest
+            if url and _in_url(text, start):
+                continue
+            if before.isalnum() or before == "_":
+                backwards = backwards or text[::-1]
+                if _indexes_identifier(text, start, backwards):
+                    if _cut_word(text, start):
+                        raise _GiveUp
+                    continue
+            elif before == "]":
+                if _opens_sentence(text, start):
+                    raise _GiveUp  # its sentence would keep a marker that opens it
+                continue
+            _check_code(text, start, crs)
+        runs.append(numbers)
+    return runs if opened == text.count("[") else None
+
+
+def _any_runs(text: str) -> list[list[str]]:
+    """The numbers of each run of markers `MARKER_RE` finds; gives up on any but ``[n, m-k]``."""
+    crs = "\r" in text
+    url = _maybe_url(text)
+    runs: list[list[str]] = []
+    last = -1  # end of the last marker kept
+    for m in MARKER_RE.finditer(text):
+        a, e = m.span()
+        token = read_token(text, a, e)
+        if token is None or token.kind != "brackets" or token.prefix is not None:
+            raise _GiveUp
+        if token.problems or not token.ranges:
+            raise _GiveUp
+        if a:
+            before = text[a - 1]
+            if url and _in_url(text, a):
+                continue
+            if before == "]" and last != a:
+                if _opens_sentence(text, a):
+                    raise _GiveUp
+                continue
+            if (before.isalnum() or before == "_") and indexes_identifier(text, a, 0):
+                if _cut_word(text, a):
+                    raise _GiveUp
+                continue
+        numbers = [str(n) for n in expand_ranges(token.ranges)]
+        if a == last:
+            runs[-1].extend(numbers)
+        else:
+            _check_code(text, a, crs)
+            runs.append(numbers)
+        last = e
+    return runs
+
+
+def _marker_runs(text: str) -> list[list[str]]:
+    """The numbers of each run of adjacent markers, as `find_markers` and the reader group them.
+
+    Raises:
+        _GiveUp: The text holds what the segmentation decides (code, odd marker shapes).
+    """
+    if "[" not in text:
+        return []
+    if "`" in text or ("~" in text and "~~~" in text) or "\u3010" in text:
+        raise _GiveUp
+    if "<" in text and _SUP_RE.search(text) is not None:
+        raise _GiveUp
+    runs = _plain_runs(text)
+    return _any_runs(text) if runs is None else runs
+
+
+# --- rows ---------------------------------------------------------------------------------------
+
+
+def _cite(sources: FastSources, runs: list[list[str]], named: dict[str, int]) -> None:
+    """Mark the sources each run cites; `named` maps a marker's number, as written, to one."""
+    for numbers in runs:
+        for number in numbers:
+            position = named.get(number)
+            if position is None:
+                raise _GiveUp  # the reader notes a marker that names nothing
+            sources.cite(position)
+
+
+def _text(value: object) -> str | None:
+    """A string field, None when missing; gives up on any other type (a diagnostic)."""
+    if value is None or type(value) is str:
+        return value
+    raise _GiveUp
+
+
+def _items(value: object) -> list[Any]:
+    """A list field, empty when missing; gives up on any other type (a diagnostic)."""
+    if value is None:
+        return []
+    if type(value) is list:
+        return value
+    raise _GiveUp
+
+
+def _obj(value: object) -> dict[str, Any]:
+    if type(value) is dict:
+        return value
+    raise _GiveUp
+
+
+def _result(sources: FastSources, item: object) -> int:
+    """Add one search result (or fetched page) with a URL; give up where the reader notes."""
+    if type(item) is not dict:
+        raise _GiveUp
+    url = item.get("url")
+    if type(url) is not str or not url:
+        raise _GiveUp
+    title = item.get("title")
+    if title is not None and type(title) is not str:
+        raise _GiveUp
+    snippet = item.get("snippet")
+    if snippet is not None and type(snippet) is not str:
+        raise _GiveUp
+    return sources.add(url, title)
+
+
+def _content(value: object) -> str:
+    """A Chat Completions message content: a string, or text parts joined."""
+    if value is None:
+        return ""
+    if type(value) is str:
+        return value
+    parts = []
+    for part in _items(value):
+        text = _obj(part).get("text")
+        if type(text) is not str:
+            raise _GiveUp
+        parts.append(text)
+    return "".join(parts)
+
+
+def _chat(data: Mapping[str, Any]) -> Row:
+    model = _text(data.get("model"))
+    _text(data.get("id"))
+    urls = _items(data.get("citations"))
+    results = _items(data.get("search_results"))
+    sources = FastSources()
+    found = [_result(sources, item) for item in results]
+    numbered = found
+    if urls:
+        numbered = []
+        for url in urls:
+            if type(url) is not str or not url:
+                raise _GiveUp
+            numbered.append(sources.add(url))
+    choices = _items(data.get("choices"))
+    text = ""
+    if choices:
+        choice = _obj(choices[0])
+        _text(choice.get("finish_reason"))
+        message = choice.get("message")
+        if message is not None:
+            text = _content(_obj(message).get("content"))
+    runs = _marker_runs(text)
+    if runs:
+        _cite(sources, runs, {str(n): p for n, p in enumerate(numbered, 1)})
+    return sources.row(
+        provider=_PROVIDER,
+        model=model,
+        grounded=bool(numbered) or bool(found),
+        citations=len(runs),
+    )
+
+
+def _agent(data: Mapping[str, Any]) -> Row:
+    model = _text(data.get("model"))
+    _text(data.get("id"))
+    status = _text(data.get("status"))
+    if status in ("failed", "cancelled"):
+        raise _GiveUp
+    sources = FastSources()
+    by_id: dict[str, int] = {}  # "[n]" names the result whose id is n
+    texts: list[str] = []
+    searches = 0
+    grounded = False
+    for item in _items(data.get("output")):
+        entry = _obj(item)
+        kind = _text(entry.get("type"))
+        if kind == "message":
+            for part in _items(entry.get("content")):
+                block = _obj(part)
+                text = block.get("text")
+                if type(text) is not str:
+                    raise _GiveUp
+                texts.append(text)
+                for annotation in _items(block.get("annotations")):
+                    _result(sources, annotation)
+        elif kind == "search_results":
+            searches += 1
+            grounded = True
+            _items(entry.get("queries"))
+            for result in _items(entry.get("results")):
+                position = _result(sources, result)
+                number = result.get("id")
+                if type(number) is not int:
+                    raise _GiveUp  # missing, or a type the reader converts or notes
+                if by_id.setdefault(str(number), position) != position:
+                    raise _GiveUp  # two results under one id: the reader notes it
+        elif kind == "fetch_url_results":
+            grounded = True
+            for page in _items(entry.get("contents")):
+                _result(sources, page)
+        elif kind not in _AGENT_QUIET:
+            raise _GiveUp
+    runs = _marker_runs("".join(texts))
+    _cite(sources, runs, by_id)
+    return sources.row(
+        provider=_PROVIDER,
+        model=model,
+        grounded=searches > 0 if grounded else None,
+        citations=len(runs),
+    )
+
+
+def read_perplexity(data: Mapping[str, Any]) -> Row | None:
+    """The row of a response `PerplexityProvider` detected, or None to let `extract()` read it."""
+    try:
+        response = agent_response(data)
+        return _chat(data) if response is None else _agent(response)
+    except _GiveUp:
+        return None
+    except (RecursionError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
+
+
+READERS: dict[str, FastReader] = {"PerplexityProvider": read_perplexity}
+"""Fast readers by the class name of the provider reader they stand in for."""
