@@ -30,6 +30,7 @@ __all__ = [
     "code_spans",
     "expand_ranges",
     "footnote_number",
+    "in_url",
     "indexes_identifier",
     "looks_like_year",
     "marker_numbers",
@@ -151,11 +152,21 @@ def code_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _in_url(text: str, pos: int) -> bool:
-    lo = max(0, pos - URL_SCAN)
-    k = pos
+def in_url(text: str, pos: int) -> bool:
+    """Whether the marker at `pos` is part of a URL.
+
+    The rule reads the token before the marker (back to a space, a quote or ``<>``) for
+    ``://`` or a leading ``www.``; a token without ``/``, ``w`` or ``W`` has neither, and the
+    nearest space bounds it, so most markers are settled without reading the token.
+    """
     if pos > 0 and text[pos - 1] in ")]\"'\u201d\u2019":
         return False
+    lo = max(0, pos - URL_SCAN)
+    space = text.rfind(" ", lo, pos)
+    near = text[space + 1 if space >= 0 else lo : pos]
+    if "/" not in near and "w" not in near and "W" not in near:
+        return False
+    k = pos
     while k > lo and not text[k - 1].isspace() and text[k - 1] not in "<>\"'":
         k -= 1
     token = text[k:pos]
@@ -221,7 +232,7 @@ def marker_spans(
             ci += 1
         if ci < len(codes) and codes[ci][0] <= a:
             continue
-        if _in_url(text, a):
+        if in_url(text, a):
             continue
         if (
             not indexing

@@ -368,6 +368,27 @@ def _registrable_domain(url_or_host: str) -> str | None:
 _DOMAIN_LIKE = re.compile(r"^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+[a-z][a-z0-9-]{1,62}$", re.IGNORECASE)
 
 
+_BARE_DOMAIN_RE = re.compile(
+    r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$",
+    re.IGNORECASE,
+)
+
+
+def domain_hint(value: object) -> str | None:
+    """The registrable domain of a title or host that is a bare domain name, else None.
+
+    Gemini names the site behind a redirect URL in a chunk's title or domain field.
+    """
+    if not isinstance(value, str):
+        return None
+    candidate = value.strip().rstrip(".").lower()
+    if candidate.startswith("www."):
+        candidate = candidate[4:]
+    if not _BARE_DOMAIN_RE.match(candidate):
+        return None
+    return registrable_domain(candidate) or candidate
+
+
 def source_domain(url: str | None, title: object, redirect: bool) -> str | None:
     """The registrable domain a source with this URL and title is filed under.
 

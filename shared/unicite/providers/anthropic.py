@@ -23,28 +23,10 @@ from unicite.model import (
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
 from unicite.providers._v1 import is_v1, v1_citation
+from unicite.providers.shapes import ANTHROPIC_QUIET_BLOCKS
 
 __all__ = ["ANTHROPIC", "AnthropicProvider"]
 
-# Content blocks that carry neither answer text nor sources: read past on purpose.
-_QUIET_BLOCKS = frozenset(
-    {
-        "thinking",
-        "redacted_thinking",
-        "tool_use",
-        "code_execution_tool_result",
-        "bash_code_execution_tool_result",
-        "text_editor_code_execution_tool_result",
-        "tool_search_tool_result",
-        "container_upload",
-        "mcp_tool_use",
-        "mcp_tool_result",
-        "mcp_tool_listing",
-        "advisor_tool_result",
-        "compaction",
-        "fallback",
-    }
-)
 
 _DOCUMENT_CITATIONS = {
     "char_location": ("start_char_index", "end_char_index"),
@@ -134,7 +116,7 @@ class _MessageReader:
             self._web_search_result(block, path)
         elif kind == "web_fetch_tool_result":
             self._web_fetch_result(block, path)
-        elif kind not in _QUIET_BLOCKS:
+        elif kind not in ANTHROPIC_QUIET_BLOCKS:
             self._unknown(f"{path}: unknown content block type {block.get('type')!r}", path, block)
         return []
 

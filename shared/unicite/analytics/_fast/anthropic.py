@@ -24,30 +24,11 @@ from unicite._ids import stable_source_id
 from unicite._urls import is_redirect_url, source_domain
 from unicite.analytics._fast._types import FastReader
 from unicite.analytics._rows import Row, tld_of
+from unicite.providers.shapes import ANTHROPIC_QUIET_BLOCKS
 from unicite.sources import page_key
 
 __all__ = ["READERS", "read_anthropic"]
 
-_QUIET_BLOCKS = frozenset(
-    {
-        "thinking",
-        "redacted_thinking",
-        "tool_use",
-        "code_execution_tool_result",
-        "bash_code_execution_tool_result",
-        "text_editor_code_execution_tool_result",
-        "tool_search_tool_result",
-        "container_upload",
-        "mcp_tool_use",
-        "mcp_tool_result",
-        "mcp_tool_listing",
-        "advisor_tool_result",
-        "compaction",
-        "fallback",
-    }
-)
-"""Content blocks the provider reader reads past without a word (its ``_QUIET_BLOCKS``): a
-type it comes to read some other way, the fast reader stops knowing and gives up on."""
 
 _DOCUMENT_FIELDS = {
     "char_location": ("start_char_index", "end_char_index"),
@@ -345,7 +326,7 @@ def _read(data: dict[str, Any]) -> Row:
         elif kind == "web_fetch_tool_result":
             searched = True
             _web_fetch(block, sources)
-        elif type(kind) is not str or kind not in _QUIET_BLOCKS:
+        elif type(kind) is not str or kind not in ANTHROPIC_QUIET_BLOCKS:
             raise _GiveUp  # an unknown block type is noted
     return sources.row(model, searched or citations > 0, citations)
 

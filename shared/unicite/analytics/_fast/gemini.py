@@ -41,9 +41,10 @@ from itertools import product
 from typing import Any
 
 from unicite._ids import content_hash, stable_source_id
-from unicite._urls import is_redirect_url, registrable_domain, source_domain
+from unicite._urls import domain_hint, is_redirect_url, source_domain
 from unicite.analytics._fast._types import FastReader
 from unicite.analytics._rows import Row, tld_of
+from unicite.providers.shapes import GEMINI_PART_FIELDS, looks_like_interaction
 from unicite.sources import page_key
 
 __all__ = ["READERS", "read_gemini"]
@@ -95,29 +96,7 @@ def _two(data: Mapping[str, Any], camel: str, snake: str) -> Any:
     return data.get(snake) if value is None else value
 
 
-_PART_FIELDS = (
-    "text",
-    "thought",
-    "thoughtSignature",
-    "functionCall",
-    "functionResponse",
-    "executableCode",
-    "codeExecutionResult",
-    "inlineData",
-    "fileData",
-    "toolCall",
-    "toolResponse",
-    "videoMetadata",
-    "mediaResolution",
-    "partMetadata",
-    "audioTranscription",
-    "mediaProcessing",
-    "speechMetadata",
-    "documentMetadata",
-    "spreadsheetMetadata",
-    "audioMetadata",
-)
-_PART_KEYS = frozenset().union(*(_spellings(name) for name in _PART_FIELDS))
+_PART_KEYS = frozenset().union(*(_spellings(name) for name in GEMINI_PART_FIELDS))
 """A part's keys the provider reader knows (any other one is a diagnostic)."""
 
 _WEB_SEARCH_QUERIES = _others("webSearchQueries")
@@ -317,23 +296,6 @@ def _on_characters(data: bytes, start: int, end: int) -> None:
 
 # --- sources ------------------------------------------------------------------------------------
 
-_DOMAIN_LIKE = re.compile(
-    r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$",
-    re.IGNORECASE,
-)
-
-
-def _domain_hint(value: object) -> str | None:
-    """The registrable domain of a title or host that is a bare domain name, else None."""
-    if not isinstance(value, str):
-        return None
-    candidate = value.strip().rstrip(".").lower()
-    if candidate.startswith("www."):
-        candidate = candidate[4:]
-    if not _DOMAIN_LIKE.match(candidate):
-        return None
-    return registrable_domain(candidate) or candidate
-
 
 _REDIRECT_PREFIX = "https://vertexaisearch.cloud.google.com/grounding-api-redirect/"
 _REDIRECT_START = len(_REDIRECT_PREFIX)
@@ -355,13 +317,13 @@ _TITLE_HINTS: dict[str | None, str | None] = {}
 
 
 def _title_hint(title: str | None) -> str | None:
-    """`_domain_hint` of a title, cached."""
+    """`domain_hint` of a title, cached."""
     try:
         return _TITLE_HINTS[title]
     except KeyError:
         if len(_TITLE_HINTS) >= 4096:
             _TITLE_HINTS.clear()
-        hint = _TITLE_HINTS[title] = _domain_hint(title)
+        hint = _TITLE_HINTS[title] = domain_hint(title)
         return hint
 
 
@@ -562,7 +524,7 @@ def _chunk(chunk: Any, sources: _Sources) -> int:
         raise _GIVE_UP
     if given is not None and not isinstance(given, str):
         raise _GIVE_UP
-    return sources.web(url, title, (_domain_hint(given) or given) if given else None)
+    return sources.web(url, title, (domain_hint(given) or given) if given else None)
 
 
 def _retrieved(body: Mapping[str, Any], sources: _Sources) -> int:
@@ -803,7 +765,7 @@ def _read_response(data: Mapping[str, Any]) -> Row:
 def read_gemini(data: Mapping[str, Any]) -> Row | None:
     """The row of a response `GeminiProvider` detected, or None to let `extract()` read it."""
     try:
-        if _looks_like_interaction(data):
+        if looks_like_interaction(data):
             return _read_interaction(data)
         return _read_response(data)
     except _GiveUp:
@@ -813,21 +775,6 @@ def read_gemini(data: Mapping[str, Any]) -> Row | None:
 
 
 # --- Interactions API ------------------------------------------------------------------------
-
-
-def _looks_like_interaction(data: Mapping[str, Any]) -> bool:
-    """`GeminiProvider`'s test: typed ``steps`` (or ``outputs``) and an id or status."""
-    if "candidates" in data or "choices" in data:
-        return False
-    items = data.get("steps", data.get("outputs"))
-    if not isinstance(items, list):
-        return False
-    if not any(key in data for key in ("id", "status", "model", "agent")):
-        return False
-    for item in items:
-        if not isinstance(item, Mapping) or not isinstance(item.get("type"), str):
-            return False
-    return True
 
 
 def _snake_key(key: str) -> str:

@@ -24,55 +24,17 @@ from unicite._ids import content_hash, stable_source_id
 from unicite._urls import is_redirect_url, source_domain
 from unicite.analytics._fast._types import FastReader
 from unicite.analytics._rows import Row, tld_of
+from unicite.providers.shapes import OPENAI_QUIET_ITEMS, OPENAI_SEARCH_TOOLS
 from unicite.sources import page_key
 
 __all__ = ["READERS", "read_chat", "read_responses"]
 
-# What this module mirrors of the readers. Their private names may not cross into this package
-# (DESIGN, "Layers"), so they are restated here; the agreement tests (recorded responses,
-# generated ones) hold the two sides equal.
+# What this module mirrors of the readers' private rules. Private names may not cross into this
+# package (DESIGN, "Layers"), so they are restated here; the agreement tests (recorded
+# responses, generated ones) hold the two sides equal. The item and tool names are shared
+# through `unicite.providers.shapes`.
 NAME = "openai"
-# unicite.providers.openai.responses: output items that carry no text and no citation data;
-# tools whose presence says a search was offered; the search calls.
-_QUIET_ITEMS = frozenset(
-    {
-        "reasoning",
-        "function_call",
-        "function_call_output",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "computer_call",
-        "computer_call_output",
-        "code_interpreter_call",
-        "image_generation_call",
-        "local_shell_call",
-        "local_shell_call_output",
-        "shell_call",
-        "shell_call_output",
-        "apply_patch_call",
-        "apply_patch_call_output",
-        "mcp_call",
-        "mcp_list_tools",
-        "mcp_approval_request",
-        "mcp_approval_response",
-        "tool_search_call",
-        "tool_search_output",
-        "compaction",
-        "program",
-        "program_output",
-        "additional_tools",
-    }
-)
-_SEARCH_TOOLS = frozenset(
-    {
-        "web_search",
-        "web_search_preview",
-        "web_search_preview_2025_03_11",
-        "web_search_2025_08_26",
-        "file_search",
-        "x_search",
-    }
-)
+# unicite.providers.openai.responses: the search calls.
 _TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 # unicite.providers.openai._annotations: a title that is only a marker number (xAI), the
 # number an annotated ``[[n]]`` span opens with.
@@ -455,7 +417,7 @@ def _read_response(data: Mapping[str, Any]) -> Row:
                 _web_search(reading, item)
             else:
                 _file_search(reading, item)
-        elif kind not in _QUIET_ITEMS:
+        elif kind not in OPENAI_QUIET_ITEMS:
             raise _GiveUp
     citations = data.get("citations")
     if isinstance(citations, list):
@@ -467,7 +429,7 @@ def _read_response(data: Mapping[str, Any]) -> Row:
     effective = searched or reading.cited or bool(citations)
     tools = data.get("tools")
     offered = isinstance(tools, list) and any(
-        _is_object(tool) and str(tool.get("type")) in _SEARCH_TOOLS for tool in tools
+        _is_object(tool) and str(tool.get("type")) in OPENAI_SEARCH_TOOLS for tool in tools
     )
     search_model = isinstance(model, str) and ("search" in model or "deep-research" in model)
     grounded: bool | None = None

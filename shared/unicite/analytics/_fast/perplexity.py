@@ -32,8 +32,8 @@ from typing import Any
 
 from unicite._marker_syntax import (
     MARKER_RE,
-    URL_SCAN,
     expand_ranges,
+    in_url,
     indexes_identifier,
     read_token,
 )
@@ -74,31 +74,6 @@ class _GiveUp(Exception):
 
 
 # --- markers ------------------------------------------------------------------------------------
-
-
-def _in_url(text: str, pos: int) -> bool:
-    """Whether the marker at `pos` is part of a URL (`marker_spans`' rule, `pos` > 0).
-
-    The rule reads the token before the marker (back to a space, a quote or ``<>``) for
-    ``://`` or a leading ``www.``; a token without ``/``, ``w`` or ``W`` has neither, and the
-    nearest space bounds it, so most markers are settled without reading the token.
-    """
-    if text[pos - 1] in ")]\"'\u201d\u2019":
-        return False
-    lo = max(0, pos - URL_SCAN)
-    space = text.rfind(" ", lo, pos)
-    near = text[space + 1 if space >= 0 else lo : pos]
-    if "/" not in near and "w" not in near and "W" not in near:
-        return False
-    k = pos
-    while k > lo and not text[k - 1].isspace() and text[k - 1] not in "<>\"'":
-        k -= 1
-    token = text[k:pos]
-    scheme = token.rfind("://")
-    if scheme < 0:
-        return token[:4].lower() == "www."
-    rest = token[scheme:]
-    return rest.count(")") <= rest.count("(")
 
 
 def _maybe_url(text: str) -> bool:
@@ -247,7 +222,7 @@ def _plain_runs(text: str) -> list[list[str]] | None:
             before = text[start - 1]
             if before in _NOT_AFTER:
                 continue  # `MARKER_RE` does not match the first; "]" drops the rest
-            if url and _in_url(text, start):
+            if url and in_url(text, start):
                 continue
             if before.isalnum() or before == "_":
                 backwards = backwards or text[::-1]
@@ -279,7 +254,7 @@ def _any_runs(text: str) -> list[list[str]]:
             raise _GiveUp
         if a:
             before = text[a - 1]
-            if url and _in_url(text, a):
+            if url and in_url(text, a):
                 continue
             if before == "]" and last != a:
                 if _opens_sentence(text, a):

@@ -29,11 +29,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from unicite._urls import is_redirect_url
+from unicite._urls import domain_hint, is_redirect_url
 from unicite.model import Location, PageLocation
 from unicite.providers._base import Provider
 from unicite.providers._builder import AnswerBuilder
-from unicite.providers.gemini._keys import domain_hint
 from unicite.providers.gemini._response import (
     TextPart,
     add_source,
@@ -43,7 +42,7 @@ from unicite.providers.gemini._response import (
 from unicite.providers.gemini._shape import _is_empty, _type_name, renamed
 from unicite.providers.gemini._stream import SettlingStream
 
-__all__ = ["InteractionReader", "InteractionStream", "looks_like_event", "looks_like_interaction"]
+__all__ = ["InteractionReader", "InteractionStream", "looks_like_event"]
 
 # Values of these fields are the caller's own data or request echo: their keys are kept as sent.
 _OPAQUE = frozenset(
@@ -92,18 +91,6 @@ def _snake_key(key: str) -> str:
 def _plain(value: Any) -> Any:
     """A snake_case copy of `value` with nulls dropped (SDK dumps write one per unset field)."""
     return renamed(value, _snake_key, _OPAQUE)
-
-
-def looks_like_interaction(data: Mapping[str, Any]) -> bool:
-    """An ``Interaction``: typed ``steps`` (or the first beta's ``outputs``) and an id or status."""
-    if "candidates" in data or "choices" in data:
-        return False
-    items = data.get("steps", data.get("outputs"))
-    if not isinstance(items, list):
-        return False
-    if not any(key in data for key in ("id", "status", "model", "agent")):
-        return False
-    return all(isinstance(item, Mapping) and isinstance(item.get("type"), str) for item in items)
 
 
 def looks_like_event(event: Mapping[str, Any]) -> bool:

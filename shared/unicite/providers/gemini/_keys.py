@@ -28,16 +28,14 @@ of these undocumented shapes are of no known unit, so such entries stay uncited 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from unicite._urls import is_redirect_url, registrable_domain
+from unicite._urls import domain_hint, is_redirect_url, registrable_domain
 
 __all__ = [
     "EXTRA_KEYS",
     "Entry",
-    "domain_hint",
     "entries_of",
     "read_entry",
 ]
@@ -58,23 +56,6 @@ _NESTED = ("web", "source", "reference", "retrievedContext", "document", "page",
 _TITLE_FIELDS = ("title", "displayName", "name")
 _DOMAIN_FIELDS = ("domain", "host", "hostname", "sourceDomain")
 _SNIPPET_FIELDS = ("snippet", "text", "excerpt", "quote", "content", "description")
-
-_DOMAIN_LIKE = re.compile(
-    r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$",
-    re.IGNORECASE,
-)
-
-
-def domain_hint(value: object) -> str | None:
-    """The registrable domain of a title or host that is a bare domain name, else None."""
-    if not isinstance(value, str):
-        return None
-    candidate = value.strip().rstrip(".").lower()
-    if candidate.startswith("www."):
-        candidate = candidate[4:]
-    if not _DOMAIN_LIKE.match(candidate):
-        return None
-    return registrable_domain(candidate) or candidate
 
 
 def _is_link(value: object) -> bool:

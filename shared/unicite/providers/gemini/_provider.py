@@ -11,7 +11,6 @@ from unicite.providers.gemini._content import content_response
 from unicite.providers.gemini._interactions import (
     InteractionStream,
     looks_like_event,
-    looks_like_interaction,
     read_interaction,
 )
 from unicite.providers.gemini._response import ResponseReader
@@ -24,6 +23,7 @@ from unicite.providers.gemini._shape import (
     _type_name,
 )
 from unicite.providers.gemini._stream import GeminiStream
+from unicite.providers.shapes import looks_like_interaction
 
 __all__ = ["GEMINI", "GeminiProvider"]
 

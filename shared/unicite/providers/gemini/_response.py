@@ -8,23 +8,23 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from unicite._offsets import OffsetIndex
+from unicite._urls import domain_hint
 from unicite.model import Location, PageLocation
 from unicite.providers._builder import AnswerBuilder
-from unicite.providers.gemini._keys import EXTRA_KEYS, Entry, domain_hint, entries_of, read_entry
+from unicite.providers.gemini._keys import EXTRA_KEYS, Entry, entries_of, read_entry
 from unicite.providers.gemini._shape import (
     _CANDIDATE_FIELDS,
     _CHUNK_KINDS,
     _GROUNDING_FIELDS,
-    _PART_FIELDS,
     _RESPONSE_FIELDS,
     _SEARCH_RAN_FIELDS,
-    _TEXT_PART_FIELDS,
     _is_empty,
     _short,
     _snake,
     _type_name,
 )
 from unicite.providers.gemini._words import inside_word, widen_to_words
+from unicite.providers.shapes import GEMINI_PART_FIELDS, GEMINI_TEXT_PART_FIELDS
 
 __all__ = ["ResponseReader", "TextPart", "add_source", "claim_span", "set_grounding_extras"]
 
@@ -204,7 +204,7 @@ class ResponseReader:
             if not isinstance(part, Mapping):
                 self.note(f"{where}: expected an object, got {_type_name(part)}")
                 continue
-            unknown = sorted(key for key in part if key not in _PART_FIELDS)
+            unknown = sorted(key for key in part if key not in GEMINI_PART_FIELDS)
             if unknown:
                 self.note(f"{where}: unknown part type {', '.join(unknown)}; kept in extras")
             text = self.read.text(part, "text", where)
@@ -218,7 +218,7 @@ class ResponseReader:
                     thoughts.append(text)
                 else:
                     texts[n] = TextPart(self.builder.append_text(text), text)
-            rest = {key: value for key, value in part.items() if key not in _TEXT_PART_FIELDS}
+            rest = {key: value for key, value in part.items() if key not in GEMINI_TEXT_PART_FIELDS}
             self.tool_calls += sum(1 for key in _TOOL_CALL_PARTS if key in rest)
             if rest:
                 others.append({"partIndex": n, **rest})

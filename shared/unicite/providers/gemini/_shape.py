@@ -47,34 +47,6 @@ _CANDIDATE_METADATA_KEYS = (
 )
 _GROUNDING_KEYS = ("grounding_metadata", "groundingMetadata")
 
-_TEXT_PART_FIELDS = frozenset({"text", "thought", "thoughtSignature"})
-_PAYLOAD_PART_FIELDS = frozenset(
-    {
-        "functionCall",
-        "functionResponse",
-        "executableCode",
-        "codeExecutionResult",
-        "inlineData",
-        "fileData",
-        "toolCall",
-        "toolResponse",
-    }
-)
-_METADATA_PART_FIELDS = frozenset(
-    {
-        "videoMetadata",
-        "mediaResolution",
-        "partMetadata",
-        "audioTranscription",
-        "mediaProcessing",
-        "speechMetadata",
-        "documentMetadata",
-        "spreadsheetMetadata",
-        "audioMetadata",
-    }
-)
-_PART_FIELDS = _TEXT_PART_FIELDS | _PAYLOAD_PART_FIELDS | _METADATA_PART_FIELDS
-
 _CHUNK_KINDS = ("web", "retrievedContext", "maps", "image")
 
 _CAMEL_RE = re.compile(r"_([a-z0-9])")

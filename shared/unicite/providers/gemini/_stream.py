@@ -7,7 +7,8 @@ from typing import Any
 
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream
 from unicite.providers._builder import AnswerBuilder
-from unicite.providers.gemini._shape import _TEXT_PART_FIELDS, _as_response, _plain, _type_name
+from unicite.providers.gemini._shape import _as_response, _plain, _type_name
+from unicite.providers.shapes import GEMINI_TEXT_PART_FIELDS
 
 __all__ = ["GeminiStream"]
 
@@ -38,7 +39,7 @@ def _is_text_part(part: Any) -> bool:
     return (
         isinstance(part, Mapping)
         and isinstance(part.get("text"), str)
-        and all(key in _TEXT_PART_FIELDS for key in part)
+        and all(key in GEMINI_TEXT_PART_FIELDS for key in part)
     )
 
 

@@ -30,40 +30,11 @@ from unicite.providers.openai._content import (
 )
 from unicite.providers.openai._inline import PRIVATE_CHARS, PendingCite, read_part
 from unicite.providers.perplexity import AGENT_ITEMS, PERPLEXITY, agent_response
+from unicite.providers.shapes import OPENAI_QUIET_ITEMS, OPENAI_SEARCH_TOOLS
 from unicite.sources import SourceLedger
 
 __all__ = ["OPENAI_RESPONSES", "OpenAIResponsesProvider"]
 
-# Output items that carry no answer text and no citation data.
-_QUIET_ITEMS = frozenset(
-    {
-        "reasoning",
-        "function_call",
-        "function_call_output",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "computer_call",
-        "computer_call_output",
-        "code_interpreter_call",
-        "image_generation_call",
-        "local_shell_call",
-        "local_shell_call_output",
-        "shell_call",
-        "shell_call_output",
-        "apply_patch_call",
-        "apply_patch_call_output",
-        "mcp_call",
-        "mcp_list_tools",
-        "mcp_approval_request",
-        "mcp_approval_response",
-        "tool_search_call",
-        "tool_search_output",
-        "compaction",
-        "program",
-        "program_output",
-        "additional_tools",
-    }
-)
 
 _TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _SNAPSHOT_EVENTS = frozenset({"response.created", "response.in_progress", "response.queued"})
@@ -84,17 +55,6 @@ _IGNORED_EVENT_PREFIXES = (
     # Perplexity's Agent API (same events otherwise): its search results come again as output
     # items of the terminal response.
     "response.reasoning.",
-)
-# Tools whose presence in the echoed request says a search was offered.
-_SEARCH_TOOLS = frozenset(
-    {
-        "web_search",
-        "web_search_preview",
-        "web_search_preview_2025_03_11",
-        "web_search_2025_08_26",
-        "file_search",
-        "x_search",
-    }
 )
 _SEARCH_CALLS = frozenset({"web_search_call", "file_search_call"})
 _SEARCH_RESULT_RE = re.compile(r"turn(\d{1,4})search(\d{1,5})")
@@ -250,7 +210,7 @@ def _tool_item(
         action, found = _web_search(builder, item, path)
     elif kind == "file_search_call":
         _file_search(builder, item, path)
-    elif kind not in _QUIET_ITEMS:
+    elif kind not in OPENAI_QUIET_ITEMS:
         keep_unknown(builder, path, item, "output item type")
     if reading is not None and kind != "reasoning":
         ran = item.get("status") not in ("failed", "incomplete")
@@ -415,7 +375,7 @@ def _grounding(builder: AnswerBuilder, data: Mapping[str, Any], reading: _Readin
     effective = any(call.ran for call in calls) or reading.cited or bool(data.get("citations"))
     tools = data.get("tools")
     offered = isinstance(tools, list) and any(
-        isinstance(t, Mapping) and str(t.get("type")) in _SEARCH_TOOLS for t in tools
+        isinstance(t, Mapping) and str(t.get("type")) in OPENAI_SEARCH_TOOLS for t in tools
     )
     model = data.get("model")
     search_model = isinstance(model, str) and ("search" in model or "deep-research" in model)
