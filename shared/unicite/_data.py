@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from unicite._text import int_of
+
 __all__ = ["Reader", "to_data", "to_plain"]
 
 _MAX_DEPTH = 256
@@ -215,8 +217,8 @@ class Reader:
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            return int(value.strip())
+        if isinstance(value, str) and (parsed := int_of(value, signed=True)) is not None:
+            return parsed
         self._wrong(f"{path}.{key}", "an integer", value)
         return None
 

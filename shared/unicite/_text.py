@@ -1,4 +1,4 @@
-"""Text hygiene for untrusted strings: display sanitising and grapheme-safe truncation.
+"""Text hygiene for untrusted strings: display sanitising, grapheme-safe truncation, numbers.
 
 Provider output, titles and snippets are attacker-controllable; these helpers make them
 safe to show in a terminal, HTML or Markdown and shorten them without mangling characters.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["sanitize_display", "truncate"]
+__all__ = ["int_of", "sanitize_display", "truncate"]
 
 # Characters that may never open or continue a terminal control string body. Excluding
 # every introducer keeps each regex scan bounded by the next introducer, so the whole
@@ -195,3 +195,21 @@ def truncate(text: str, limit: int = 200, ellipsis: str = "…") -> str:
             break
         cut = stripped
     return text[:cut] + ellipsis
+
+
+def int_of(text: str, *, signed: bool = False) -> int | None:
+    """The int a string of ASCII digits spells (``"12"``, ``" 7 "``; ``"-3"`` when `signed`).
+
+    None for anything else, where ``str.isdigit`` and ``int`` disagree or ``int`` raises:
+    superscripts (``"²"`` is a digit ``int`` rejects), other scripts' digits, ``"--3"``,
+    underscores, and more digits than ``int`` converts (``sys.get_int_max_str_digits``).
+    Never raises.
+    """
+    stripped = text.strip()
+    body = stripped[1:] if signed and stripped[:1] == "-" else stripped
+    if not (body.isascii() and body.isdigit()):
+        return None
+    try:
+        return int(stripped)
+    except ValueError:  # longer than int() converts
+        return None

@@ -26,6 +26,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from unicite._ids import stable_source_id
 from unicite._offsets import OffsetIndex
+from unicite._text import int_of
 from unicite._urls import is_redirect_url, source_domain
 
 __all__ = [
@@ -289,8 +290,8 @@ def _seed_sid(value: object) -> object:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str) and (parsed := int_of(value)) is not None:
+        return parsed
     return value
 
 

@@ -54,6 +54,8 @@ PIPE = Stream(tty=False)
         (TTY, {"VTE_VERSION": "7200"}, True),
         (TTY, {"VTE_VERSION": "4802"}, False),
         (TTY, {"VTE_VERSION": "0.50.0"}, False),
+        (TTY, {"VTE_VERSION": "5000²"}, False),  # isdigit() but no int
+        (TTY, {"VTE_VERSION": "9" * 5000}, False),  # more digits than int() reads
         (TTY, {"WT_SESSION": "c1d4e8f0-1111-2222-3333-444455556666"}, True),
         (TTY, {"KITTY_WINDOW_ID": "1"}, True),
         (TTY, {"KONSOLE_VERSION": "230805"}, True),

@@ -10,10 +10,13 @@ alike), so ``[3]`` then means the row with sid 3.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from unicite import CitedAnswer, Source, UsageError, cite, parse_markers
@@ -105,6 +108,22 @@ def test_nothing_in_a_row_is_lost() -> None:
         "sid": 12,
         "favicon": "https://www.opera-lyon.com/favicon.ico",
     }
+
+
+@pytest.mark.parametrize("sid", ["²", "--3", "٣", "1" * 5000])
+def test_a_sid_that_only_looks_like_digits_is_kept_as_written(sid: str) -> None:
+    source = as_source({"sid": sid, "title": "Tarifs de l’opéra", "url": "https://opera.example/"})
+    assert source.extras["sid"] == sid
+
+
+@given(st.text(alphabet=st.sampled_from("0123456789-+ _²٣\u00a0x."), min_size=1))
+@settings(max_examples=300)
+def test_a_sid_is_a_number_exactly_when_it_is_ascii_digits(sid: str) -> None:
+    source = as_source({"sid": sid, "title": "Tarifs de l’opéra", "url": "https://opera.example/"})
+    if re.fullmatch(r"[0-9]+", sid.strip()):
+        assert source.extras["sid"] == int(sid.strip())
+    else:
+        assert source.extras["sid"] == sid
 
 
 def test_unknown_keys_outside_a_seed_row_are_still_errors() -> None:

@@ -305,6 +305,21 @@ def test_a_backwards_location_is_dropped_but_the_citation_kept() -> None:
     ]
 
 
+@pytest.mark.parametrize("index", ["²", "--3", "٣", "1" * 5000, "1_0"])
+def test_an_index_that_only_looks_like_digits_is_diagnosed(index: str) -> None:
+    # str.isdigit() holds for each; int() rejects each: the reader says so, not a crash.
+    answer = extract(message(text("abc", char_citation(0, 3, document_index=index))))
+    assert answer.text == "abc"
+    assert answer.citations == []
+    assert any("document_index" in line and "an integer" in line for line in answer.diagnostics)
+
+
+def test_digit_strings_still_read_as_integers() -> None:
+    answer = extract(message(text("abc", char_citation(" 0 ", "3"))))  # type: ignore[arg-type]
+    [citation] = answer.citations
+    assert (citation.start, citation.end) == (0, 3)
+
+
 def test_a_citation_naming_no_document_is_dropped() -> None:
     cited = char_citation(0, 3)
     del cited["document_index"]

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
+from unicite._text import int_of
+
 __all__ = ["osc8", "supports_hyperlinks"]
 
 # Terminals known to render OSC 8 links, by the variables they set.
@@ -52,8 +54,8 @@ def supports_hyperlinks(stream: TextIO | None = None, env: Mapping[str, str] | N
         return False
     if env.get("TERM_PROGRAM") in _GOOD_TERM_PROGRAMS or term in _GOOD_TERMS:
         return True
-    vte = env.get("VTE_VERSION", "").strip()
-    if vte.isdigit() and int(vte) >= _VTE_FIRST_GOOD:
+    vte = int_of(env.get("VTE_VERSION", ""))
+    if vte is not None and vte >= _VTE_FIRST_GOOD:
         return True
     return any(env.get(name) for name in _MARKER_VARIABLES)
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from unicite._text import int_of
 from unicite.exceptions import CitationError, UsageError
 from unicite.markers._edit import Edit, EditedText, merge
 from unicite.markers._parse import Context, OnInvalid, build_answer, run_region
@@ -74,9 +75,9 @@ def resolve_pointer(document: Any, pointer: str) -> tuple[bool, Any]:
 
 def _index(token: str) -> int | None:
     """An array index token: ``0`` or digits without a leading zero."""
-    if not token.isdigit() or (len(token) > 1 and token.startswith("0")):
+    if len(token) > 1 and token.startswith("0"):
         return None
-    return int(token)
+    return int_of(token) if token == token.strip() else None
 
 
 def parse_structured(
@@ -282,8 +283,7 @@ def _sids(value: object, at: str, table: SourceTable, notes: list[str]) -> list[
         problems: list[str] = []
         if isinstance(item, int) and not isinstance(item, bool):
             found = table.resolve_ranges([(item, item)], problems)
-        elif isinstance(item, str) and item.strip().isdigit():
-            number = int(item.strip())
+        elif isinstance(item, str) and (number := int_of(item)) is not None:
             found = table.resolve_ranges([(number, number)], problems)
         elif isinstance(item, str) and item in table.by_id:
             found = [item]

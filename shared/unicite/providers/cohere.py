@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from unicite._text import int_of
 from unicite.model import Citation, PageLocation
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
@@ -24,7 +25,7 @@ def _whole(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     text = value.strip() if isinstance(value, str) else ""
-    return int(text) if text.isdigit() and len(text) <= 9 else None
+    return int_of(text) if len(text) <= 9 else None
 
 
 def _page_number(document: Mapping[str, Any]) -> int | None:

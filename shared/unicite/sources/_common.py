@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from unicite._text import int_of
 from unicite.model import Source, SourceKind, SourceOrigin
 
 __all__ = [
@@ -325,8 +326,8 @@ def _count(value: object) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 9:
-        return int(value.strip())
+    if isinstance(value, str) and len(value.strip()) <= 9:
+        return int_of(value)
     return None
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from unicite._text import sanitize_display, truncate
+from unicite._text import int_of, sanitize_display, truncate
 from unicite.exceptions import UsageError
 from unicite.model import Source
 from unicite.sources._common import looks_like_html, shown
@@ -374,8 +374,8 @@ def _sid_of(value: object) -> int | None:
         return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    if isinstance(value, str):
+        value = int_of(value)
     return value if isinstance(value, int) and value >= 1 else None
 
 
