@@ -338,6 +338,13 @@ def test_interaction_as_an_sdk_dump_reads_the_same() -> None:
     assert extract(dumped) == extract(interaction)
 
 
+def test_a_first_beta_sdk_dump_with_null_steps_is_an_interaction() -> None:
+    beta = fixture("gemini_interaction_outputs_beta")
+    dumped = {**copy.deepcopy(beta), "steps": None}  # a newer SDK's field, unset
+    assert detect_provider(dumped) == "gemini"
+    assert extract(dumped) == extract(beta)
+
+
 def test_first_beta_outputs_and_untyped_annotations() -> None:
     beta = fixture("gemini_interaction_outputs_beta")
     answer = extract(beta, strict=True)

@@ -181,12 +181,30 @@ def test_detection_needs_citations_or_search_results() -> None:
     assert detect_provider(completion("x", ["https://a.example.com/"])) == "perplexity"
     assert detect_provider(completion("x", search_results=[])) == "perplexity"
     assert detect_provider(completion("x", [1, 2])) != "perplexity"
+    assert detect_provider(completion("x", ["https://a.example.com/", 5])) == "perplexity"
     plain_chunk = {
         "object": "chat.completion.chunk",
         "choices": [{"index": 0, "delta": {"content": "x"}}],
     }
     assert not PERPLEXITY.detect_event(plain_chunk)
     assert PERPLEXITY.detect_event({**plain_chunk, "citations": ["https://a.example.com/"]})
+
+
+def test_an_entry_that_is_no_url_is_named_and_the_others_kept() -> None:
+    answer = extract(
+        completion(
+            "Zürich wächst [1]. Bern auch [3].", ["https://a.example/zh", 5, "https://b.example/be"]
+        )
+    )
+    assert [source.url for source in answer.sources] == [
+        "https://a.example/zh",
+        "https://b.example/be",
+    ]
+    assert [c.source_ids for c in answer.citations] == [
+        [answer.sources[0].id],
+        [answer.sources[1].id],
+    ]
+    assert "response.citations[1]: expected a URL string, got 5" in answer.diagnostics
 
 
 def test_stream_citations_arrive_with_the_last_chunk() -> None:

@@ -385,7 +385,10 @@ class PerplexityProvider(Provider):
         if not isinstance(data.get("choices"), list):
             return False
         urls = data.get("citations")
-        if isinstance(urls, list) and all(isinstance(url, str) for url in urls):
+        # One entry that is no URL leaves the list Perplexity's: the reader names that entry,
+        # where another reader would drop every URL without a word. A list without any string
+        # (``[1, 2]``) is no URL list.
+        if isinstance(urls, list) and (not urls or any(isinstance(url, str) for url in urls)):
             return True
         return isinstance(data.get("search_results"), list)
 

@@ -123,7 +123,9 @@ def looks_like_interaction(data: Mapping[str, Any]) -> bool:
     """A Gemini ``Interaction``: typed ``steps`` (or beta ``outputs``) and an id or status."""
     if "candidates" in data or "choices" in data:
         return False
-    items = data.get("steps", data.get("outputs"))
+    items = data.get("steps")
+    if items is None:  # SDK dumps write null for the list an API version does not send
+        items = data.get("outputs")
     if not isinstance(items, list):
         return False
     if not any(key in data for key in ("id", "status", "model", "agent")):
