@@ -614,6 +614,14 @@ def test_chat_without_choices_is_diagnosed() -> None:
     assert extract(completion).diagnostics == ["completion.choices: no choice 0"]
 
 
+def test_a_choice_indexed_false_is_not_choice_zero() -> None:
+    completion = chat("Grüezi.", [])
+    first = completion["choices"][0]
+    other = {**first, "index": False, "message": {**first["message"], "content": "Falsch."}}
+    completion["choices"] = [other, first]
+    assert extract(completion).text == "Grüezi."
+
+
 # --- streams --------------------------------------------------------------------------------------
 
 

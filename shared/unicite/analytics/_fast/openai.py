@@ -455,7 +455,14 @@ def _read_completion(data: Mapping[str, Any]) -> Row:
     choices = data.get("choices")
     if not isinstance(choices, list):
         raise _GiveUp
-    choice = next((c for c in choices if _is_object(c) and c.get("index") == 0), None)
+    choice = next(
+        (
+            c
+            for c in choices
+            if _is_object(c) and not isinstance(c.get("index"), bool) and c.get("index") == 0
+        ),
+        None,
+    )
     if choice is None:
         if not choices or not _is_object(choices[0]):
             raise _GiveUp

@@ -24,12 +24,17 @@ from unicite.providers.openai._inline import PRIVATE_CHARS, read_part
 __all__ = ["OPENAI_CHAT", "OpenAIChatProvider"]
 
 
+def _names(index: object, candidate: int) -> bool:
+    """Whether a choice's ``index`` is `candidate`: ``false`` is none, though ``False == 0``."""
+    return not isinstance(index, bool) and index == candidate
+
+
 def _choice(
     builder: AnswerBuilder, data: Mapping[str, Any], candidate: int
 ) -> tuple[Mapping[str, Any] | None, str]:
     choices = builder.read.items(data, "choices", "completion")
     for n, choice in enumerate(choices):
-        if isinstance(choice, Mapping) and choice.get("index") == candidate:
+        if isinstance(choice, Mapping) and _names(choice.get("index"), candidate):
             return choice, f"completion.choices[{n}]"
     if 0 <= candidate < len(choices) and isinstance(choices[candidate], Mapping):
         return choices[candidate], f"completion.choices[{candidate}]"
