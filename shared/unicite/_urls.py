@@ -273,12 +273,23 @@ def _get_extractor() -> tldextract.TLDExtract:
 @functools.lru_cache(maxsize=4096)
 def _lookup_registrable(host: str) -> str:
     if _DNS_NAME_RE.fullmatch(host):
-        labels = host.split(".")
-        found = _suffix_index(labels)
-        if found is not None:
-            if 0 < found < len(labels):
-                return ".".join(labels[found - 1 :])
-            return host
+        return _dns_registrable(host)
+    return _extracted_registrable(host)
+
+
+@functools.lru_cache(maxsize=4096)
+def _dns_registrable(host: str) -> str:
+    """`_lookup_registrable` of a host `_DNS_NAME_RE` matches (a simple URL's host does)."""
+    labels = host.split(".")
+    found = _suffix_index(labels)
+    if found is None:
+        return _extracted_registrable(host)
+    if 0 < found < len(labels):
+        return ".".join(labels[found - 1 :])
+    return host
+
+
+def _extracted_registrable(host: str) -> str:
     try:
         result = _get_extractor()(host)
         domain, suffix = str(result.domain), str(result.suffix)
@@ -555,5 +566,5 @@ def registrable_domain(url_or_host: str) -> str | None:
         return None
     simple = simple_url_parts(url_or_host)
     if simple is not None:
-        return _lookup_registrable(simple[1])
+        return _dns_registrable(simple[1])
     return _registrable_cached(url_or_host)
