@@ -266,9 +266,8 @@ def test_documents_are_sources_without_urls() -> None:
     assert row["citations"] == 3
 
 
-def test_search_result_index_names_the_source_before_its_url() -> None:
-    # The same search result index with another URL is the same source (its id); a second
-    # index with the first one's URL is the same page.
+def test_one_search_result_index_with_two_sources_is_given_up_on() -> None:
+    # The reader leaves the second citation uncited, with a diagnostic.
     data = _message(
         _text(
             "a",
@@ -282,6 +281,22 @@ def test_search_result_index_names_the_source_before_its_url() -> None:
                 "source": "https://b.example/",
                 "search_result_index": 0,
             },
+        )
+    )
+    _same(data)
+    assert fast_row(data) is None
+
+
+def test_search_result_index_names_the_source_before_its_url() -> None:
+    # A second index with the first one's URL is the same page.
+    data = _message(
+        _text(
+            "a",
+            {
+                "type": "search_result_location",
+                "source": "https://a.example/",
+                "search_result_index": 0,
+            },
             {
                 "type": "search_result_location",
                 "source": "https://b.example",
@@ -293,11 +308,7 @@ def test_search_result_index_names_the_source_before_its_url() -> None:
                 "search_result_index": 2,
             },
             {"type": "search_result_location", "source": "notes", "search_result_index": 3},
-            {
-                "type": "search_result_location",
-                "source": "https://c.example",
-                "search_result_index": 3,
-            },
+            {"type": "search_result_location", "search_result_index": 3},
             {"type": "search_result_location", "source": "https://c.example"},
         ),
         *_search("q", ("https://b.example/", "B"), ("https://c.example/x", None)),
@@ -514,11 +525,14 @@ def _web_citation(draw: st.DrawFn, urls: list[str]) -> dict[str, Any]:
 
 
 @st.composite
-def _search_citation(draw: st.DrawFn, urls: list[str]) -> dict[str, Any]:
+def _search_citation(draw: st.DrawFn, urls: list[str], origins: list[str]) -> dict[str, Any]:
+    """A search result citation; the result at index i has the source ``origins[i]``."""
+    index = draw(st.one_of(st.integers(0, 3), st.none()))
+    source = draw(st.one_of(st.sampled_from(urls), st.just("kb://doc")))
     item: dict[str, Any] = {
         "type": "search_result_location",
-        "search_result_index": draw(st.one_of(st.integers(0, 3), st.none())),
-        "source": draw(st.one_of(st.sampled_from(urls), st.just("kb://doc"))),
+        "search_result_index": index,
+        "source": source if index is None else origins[index],
         "title": draw(TITLES),
         "cited_text": draw(TEXT),
     }
@@ -578,7 +592,8 @@ def _clean(draw: st.DrawFn, max_blocks: int = 6) -> dict[str, Any]:
     written differently.
     """
     urls = draw(st.lists(st.sampled_from(URLS), min_size=1, max_size=4, unique=True))
-    citation = st.one_of(_web_citation(urls), _search_citation(urls), _document_citation())
+    origins = draw(st.lists(st.sampled_from([*urls, "kb://doc"]), min_size=4, max_size=4))
+    citation = st.one_of(_web_citation(urls), _search_citation(urls, origins), _document_citation())
     blocks: list[Any] = []
     for _ in range(draw(st.integers(0, max_blocks))):
         choice = draw(st.sampled_from(["text", "cited", "cited", "search", "fetch", "quiet"]))

@@ -243,6 +243,35 @@ def test_documents_and_search_results_become_sources() -> None:
     ]
 
 
+def search_citation(index: int, source: str) -> dict[str, Any]:
+    return {
+        "type": "search_result_location",
+        "cited_text": "Le compost mûrit en six mois.",
+        "source": source,
+        "title": "Compost",
+        "search_result_index": index,
+        "start_block_index": 0,
+        "end_block_index": 0,
+    }
+
+
+def test_one_search_result_cited_with_two_sources_is_left_uncited() -> None:
+    first = "https://jardin-facile.example.org/compost"
+    other = "https://autre.example.net/compost"
+    data = message(
+        text("Le compost mûrit.", search_citation(0, first)),
+        text(" Six mois.", search_citation(0, other)),
+        text(" Deux tas.", search_citation(0, first)),
+    )
+    answer = extract(data)
+    assert [s.url for s in answer.sources] == [first]
+    assert [c.text for c in answer.citations] == ["Le compost mûrit.", "Deux tas."]
+    assert answer.diagnostics == [
+        f"message.content[1].citations[0]: search result 0 is cited as {other!r}, "
+        f"earlier as {first!r}; left uncited"
+    ]
+
+
 def test_same_source_cited_from_several_blocks_is_one_source() -> None:
     data = message(
         text("Première affirmation", char_citation(0, 5)),

@@ -96,6 +96,8 @@ class _MessageReader:
         self.searched = False
         """A web search or web fetch server tool ran."""
         self.cited = 0
+        self.search_origins: dict[int, str] = {}
+        """The ``source`` each cited search result index was first cited with."""
         """Citations the builder accepted."""
 
     # --- blocks -----------------------------------------------------------------------------
@@ -328,6 +330,15 @@ class _MessageReader:
         if index is None and not origin:
             self.builder.note(f"{path}: citation names no search result")
             return None
+        if index is not None and origin:
+            first = self.search_origins.setdefault(index, origin)
+            if first != origin:
+                # One index, two sources: at most one of them is the result cited.
+                self.builder.note(
+                    f"{path}: search result {index} is cited as {origin!r}, earlier as "
+                    f"{first!r}; left uncited"
+                )
+                return None
         url = origin if origin and _is_http(origin) else None
         location = None
         if index is not None:

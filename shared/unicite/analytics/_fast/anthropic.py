@@ -74,13 +74,24 @@ class _Sources:
     had none, and its domain when it had none; the redirect flag is the first sighting's.
     """
 
-    __slots__ = ("by_exact", "by_id", "by_url", "cited", "domains", "redirects", "urls")
+    __slots__ = (
+        "by_exact",
+        "by_id",
+        "by_url",
+        "cited",
+        "domains",
+        "redirects",
+        "search_origins",
+        "urls",
+    )
 
     def __init__(self) -> None:
         self.by_id: dict[str, int] = {}
         self.by_url: dict[str, int] = {}
         self.by_exact: dict[str, int] = {}
         """Positions by URL exactly as given: the same string has the same page key."""
+        self.search_origins: dict[int, str] = {}
+        """The ``source`` each cited search result index was first cited with."""
         self.urls: list[str | None] = []
         self.domains: list[str | None] = []
         self.redirects: list[bool] = []
@@ -199,6 +210,8 @@ def _search_result(item: dict[str, Any], sources: _Sources) -> int:
         if start is not None and end is not None and (index < 0 or start < 0 or end < 0):
             raise _GiveUp  # an unusable location is noted
         source_id = f"search_result:{index}"
+        if origin and sources.search_origins.setdefault(index, origin) != origin:
+            raise _GiveUp  # one index cited with two sources is noted and left uncited
     url = origin if origin and origin.lower().startswith(_HTTP) else None
     return sources.keyed(source_id, url, _text(item.get("title")))
 
