@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from unicite.analytics._fast import FAST_READERS
@@ -23,7 +23,15 @@ from unicite.providers import BUILTIN_PROVIDERS, extract, registered
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["analyze", "analyze_one", "decode_line", "fast_row", "row_schema", "rows_to_arrow"]
+__all__ = [
+    "analyze",
+    "analyze_one",
+    "decode_line",
+    "fast_row",
+    "json_column_name",
+    "row_schema",
+    "rows_to_arrow",
+]
 
 try:
     import orjson
@@ -171,19 +179,28 @@ def _is_arrow(batch: object) -> bool:
     return module.startswith("pyarrow") and hasattr(batch, "schema")
 
 
-def _json_column(batch: Any, column: str | None) -> Iterable[object]:
-    import pyarrow as pa
+def json_column_name(names: Sequence[str], column: str | None, holder: str) -> str:
+    """The JSON column of a table with these column names: `column`, or its only column.
 
-    names = list(batch.schema.names)
+    Raises:
+        UsageError: `column` is not one of `names`, or it is None and there are several.
+    """
     if column is None:
         if len(names) != 1:
             raise UsageError(
-                f"the Arrow batch has {len(names)} columns ({', '.join(names)}): "
+                f"{holder} has {len(names)} columns ({', '.join(names)}): "
                 "name the JSON one with column="
             )
-        column = names[0]
+        return names[0]
     if column not in names:
-        raise UsageError(f"the Arrow batch has no column {column!r} (it has {', '.join(names)})")
+        raise UsageError(f"{holder} has no column {column!r} (it has {', '.join(names)})")
+    return column
+
+
+def _json_column(batch: Any, column: str | None) -> Iterable[object]:
+    import pyarrow as pa
+
+    column = json_column_name(list(batch.schema.names), column, "the Arrow batch")
     values = batch.column(column)
     kind = values.type
     if not (

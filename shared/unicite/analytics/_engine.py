@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from itertools import islice
-from typing import Literal
+from typing import Any, Literal
 
 from unicite.analytics._aggregate import BadLine, Summary
 from unicite.analytics._analyze import analyze
@@ -29,10 +29,13 @@ __all__ = [
     "Collector",
     "Engine",
     "Report",
+    "describe_chunks",
     "finish",
+    "restore_result",
     "run_local",
     "stats",
     "summarize_chunk",
+    "summarize_described",
 ]
 
 Engine = Literal["local", "ray", "spark"]
@@ -90,6 +93,57 @@ def summarize_chunk(
     except InputError as err:
         failure = str(err)
     return ChunkResult(chunk, summary, lines, failure)
+
+
+# --- remote tasks: Ray and Spark ship chunks as plain fields and results as bytes ---------------
+
+
+def describe_chunks(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+    """Chunks as plain fields a dataset holds, numbered, with the path each worker opens.
+
+    The path is made absolute: a worker's working directory is not the driver's (a Ray worker
+    on another node, a Spark executor). `restore_result` gives the results their names back.
+    """
+    return [
+        {
+            "index": index,
+            "path": os.path.abspath(chunk.path),
+            "kind": chunk.kind,
+            "start": chunk.start,
+            "end": chunk.end,
+            "json_column": chunk.column,
+        }
+        for index, chunk in enumerate(chunks)
+    ]
+
+
+def summarize_described(
+    fields: Mapping[str, Any], by: Sequence[str], *, fast: bool, capacity: int
+) -> bytes:
+    """The remote task: `summarize_chunk` of the chunk `describe_chunks` described, as bytes."""
+    chunk = Chunk(
+        fields["path"], fields["kind"], fields["start"], fields["end"], fields["json_column"]
+    )
+    return summarize_chunk(chunk, by, fast=fast, capacity=capacity).dumps()
+
+
+def restore_result(data: bytes, chunk: Chunk) -> ChunkResult:
+    """A remote task's result, under the name the caller gave the file (not the path read).
+
+    Bad lines and failures name the file as the local engine names it, so that every engine
+    reports the same ``file:line``.
+    """
+    result = ChunkResult.loads(data)
+    read = result.chunk.path
+    if read != chunk.path:
+        result.summary.bad_lines = [
+            replace(bad, file=chunk.path) if bad.file == read else bad
+            for bad in result.summary.bad_lines
+        ]
+        if result.failure is not None and result.failure.startswith(read):
+            result.failure = chunk.path + result.failure[len(read) :]
+    result.chunk = chunk
+    return result
 
 
 @dataclass

@@ -20,15 +20,19 @@ Needs ``pip install 'unicite[ray]'`` (Ray Data and pyarrow).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from unicite.analytics._analyze import analyze
-from unicite.analytics._engine import ChunkResult, Collector, Report, summarize_chunk
+from unicite.analytics._engine import (
+    Collector,
+    Report,
+    describe_chunks,
+    restore_result,
+    summarize_described,
+)
 from unicite.analytics._inputs import Chunk
 from unicite.exceptions import UsageError
 
@@ -104,7 +108,7 @@ def run_ray(
                     table.column("result").to_pylist(),
                     strict=True,
                 ):
-                    collector.add(_restore_chunk(ChunkResult.loads(data), chunks[index]))
+                    collector.add(restore_result(data, chunks[index]))
     finally:
         if started:
             ray.shutdown()
@@ -113,7 +117,7 @@ def run_ray(
 
 def _chunk_dataset(ray: Any, chunks: Sequence[Chunk]) -> Any:
     """One row per chunk, one block per row: a block is what one task is handed."""
-    return ray.data.from_items(_describe_chunks(chunks), override_num_blocks=len(chunks))
+    return ray.data.from_items(describe_chunks(chunks), override_num_blocks=len(chunks))
 
 
 def _parallelism(ray: Any, workers: int | None, tasks: int) -> dict[str, Any]:
@@ -163,57 +167,11 @@ def _summarize_batch(
     indexes: list[int] = []
     results: list[bytes] = []
     for fields in batch.to_pylist():
-        result = summarize_chunk(_chunk_of(fields), by, fast=fast, capacity=capacity)
         indexes.append(fields["index"])
-        results.append(result.dumps())
+        results.append(summarize_described(fields, by, fast=fast, capacity=capacity))
     return pa.table(
         {"index": pa.array(indexes, pa.int64()), "result": pa.array(results, pa.binary())}
     )
-
-
-def _describe_chunks(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
-    """Chunks as plain fields a dataset holds, numbered, with the path each worker opens.
-
-    The path is made absolute: a worker's working directory is not the driver's (a Ray worker
-    on another node, a Spark executor). `_restore_chunk` gives the results their names back.
-    The Spark engine describes its chunks with these too.
-    """
-    return [
-        {
-            "index": index,
-            "path": os.path.abspath(chunk.path),
-            "kind": chunk.kind,
-            "start": chunk.start,
-            "end": chunk.end,
-            "json_column": chunk.column,
-        }
-        for index, chunk in enumerate(chunks)
-    ]
-
-
-def _chunk_of(fields: dict[str, Any]) -> Chunk:
-    """The chunk `_describe_chunks` described."""
-    return Chunk(
-        fields["path"], fields["kind"], fields["start"], fields["end"], fields["json_column"]
-    )
-
-
-def _restore_chunk(result: ChunkResult, chunk: Chunk) -> ChunkResult:
-    """A worker's result under the name the caller gave the file (not the absolute path read).
-
-    Bad lines and failures name the file as the local engine names it, so that every engine
-    reports the same ``file:line``.
-    """
-    read = result.chunk.path
-    if read != chunk.path:
-        result.summary.bad_lines = [
-            replace(bad, file=chunk.path) if bad.file == read else bad
-            for bad in result.summary.bad_lines
-        ]
-        if result.failure is not None and result.failure.startswith(read):
-            result.failure = chunk.path + result.failure[len(read) :]
-    result.chunk = chunk
-    return result
 
 
 def analyze_dataset(ds: Any, column: str | None = None, *, fast: bool = True) -> Any:

@@ -32,10 +32,15 @@ from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from unicite.analytics._analyze import analyze, row_schema
-from unicite.analytics._engine import ChunkResult, Collector, Report, summarize_chunk
+from unicite.analytics._analyze import analyze, json_column_name, row_schema
+from unicite.analytics._engine import (
+    Collector,
+    Report,
+    describe_chunks,
+    restore_result,
+    summarize_described,
+)
 from unicite.analytics._inputs import Chunk
-from unicite.analytics.ray import _chunk_of, _describe_chunks, _restore_chunk
 from unicite.exceptions import UsageError, describe_error
 
 if TYPE_CHECKING:
@@ -53,7 +58,7 @@ _CHUNK_DDL = (
     "`index` bigint, `path` string, `kind` string, `start` bigint, `end` bigint, "
     "`json_column` string"
 )
-"""The chunks `_describe_chunks` describes, one a row."""
+"""The chunks `describe_chunks` describes, one a row."""
 _RESULT_DDL = "`index` bigint, `result` binary"
 """A chunk's number and its pickled `ChunkResult`."""
 _RESULTS_PER_FETCH = 32
@@ -113,8 +118,7 @@ def run_spark(
             results.count()
             fetches = -(-len(chunks) // _RESULTS_PER_FETCH)
             for row in results.coalesce(fetches).toLocalIterator():
-                result = ChunkResult.loads(bytes(row["result"]))
-                collector.add(_restore_chunk(result, chunks[row["index"]]))
+                collector.add(restore_result(bytes(row["result"]), chunks[row["index"]]))
         finally:
             results.unpersist()
     finally:
@@ -174,7 +178,7 @@ def _java_may_be_found() -> bool:
 
 def _chunk_frame(spark: Any, chunks: Sequence[Chunk]) -> Any:
     """One row per chunk, each in a partition of its own: a partition is one task."""
-    described = _describe_chunks(chunks)
+    described = describe_chunks(chunks)
     rows = [
         (d["index"], d["path"], d["kind"], d["start"], d["end"], d["json_column"])
         for d in described
@@ -195,9 +199,9 @@ def _summarize_batches(
     schema = pa.schema([("index", pa.int64()), ("result", pa.binary())])
     for batch in batches:
         for fields in batch.to_pylist():
-            result = summarize_chunk(_chunk_of(fields), by, fast=fast, capacity=capacity)
+            result = summarize_described(fields, by, fast=fast, capacity=capacity)
             yield pa.RecordBatch.from_arrays(
-                [pa.array([fields["index"]], pa.int64()), pa.array([result.dumps()], pa.binary())],
+                [pa.array([fields["index"]], pa.int64()), pa.array([result], pa.binary())],
                 schema=schema,
             )
 
@@ -250,16 +254,7 @@ def analyze_dataframe(df: Any, column: str | None = None, *, fast: bool = True) 
             the DataFrame runs.
     """
     _import_pyspark()
-    names = list(df.columns)
-    if column is None:
-        if len(names) != 1:
-            raise UsageError(
-                f"the DataFrame has {len(names)} columns ({', '.join(names)}): "
-                "name the JSON one with column="
-            )
-        column = names[0]
-    elif column not in names:
-        raise UsageError(f"the DataFrame has no column {column!r} (it has {', '.join(names)})")
+    column = json_column_name(list(df.columns), column, "the DataFrame")
     # Only the JSON column travels to the Python workers.
     quoted = "`" + column.replace("`", "``") + "`"
     task = partial(_analyze_batches, column=column, fast=fast)
