@@ -259,6 +259,17 @@ def _server_tool_use(block: dict[str, Any]) -> bool:
     return name == "web_fetch"
 
 
+def _web_source(entry: dict[str, Any], sources: _Sources) -> int:
+    """The source of a web search result or of a citation of one, found by its URL."""
+    url = entry.get("url")
+    title = entry.get("title")
+    if type(url) is not str or not url:
+        raise _GiveUp  # a result or web citation without a url is noted
+    if title is not None and type(title) is not str:
+        raise _GiveUp
+    return sources.web(url, title)
+
+
 def _read(data: dict[str, Any]) -> Row:
     model = _text(data.get("model"))
     _text(data.get("id"))
@@ -267,9 +278,7 @@ def _read(data: dict[str, Any]) -> Row:
     if type(content) is not list:
         raise _GiveUp
     sources = _Sources()
-    # The common steps are written out here rather than called: a seen URL (a citation of a
-    # search result) is found by `by_exact` alone, and string fields are checked in place.
-    by_exact, domains, cited = sources.by_exact, sources.domains, sources.cited
+    cited = sources.cited
     citations = 0
     searched = False
     for block in content:
@@ -294,15 +303,7 @@ def _read(data: dict[str, Any]) -> Row:
                     raise _GiveUp
                 ctype = item.get("type")
                 if ctype == "web_search_result_location":
-                    url = item.get("url")
-                    title = item.get("title")
-                    if type(url) is not str or not url:
-                        raise _GiveUp  # a web citation without a url is noted
-                    if title is not None and type(title) is not str:
-                        raise _GiveUp
-                    position = by_exact.get(url)
-                    if position is None or domains[position] is None:
-                        position = sources.web(url, title)
+                    position = _web_source(item, sources)
                 elif ctype == "search_result_location":
                     position = _search_result(item, sources)
                 elif type(ctype) is str and ctype in _DOCUMENT_FIELDS:
@@ -322,15 +323,7 @@ def _read(data: dict[str, Any]) -> Row:
                 for result in results:
                     if type(result) is not dict or result.get("type") != "web_search_result":
                         raise _GiveUp
-                    url = result.get("url")
-                    title = result.get("title")
-                    if type(url) is not str or not url:
-                        raise _GiveUp  # a search result without a url is noted
-                    if title is not None and type(title) is not str:
-                        raise _GiveUp
-                    position = by_exact.get(url)
-                    if position is None or domains[position] is None:
-                        sources.web(url, title)
+                    _web_source(result, sources)
             elif type(results) is not dict or results.get("type") != "web_search_tool_result_error":
                 raise _GiveUp
         elif kind == "server_tool_use":
