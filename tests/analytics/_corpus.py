@@ -1,4 +1,4 @@
-"""Every final provider response the project holds: cassette bodies and JSON fixtures."""
+"""Every final provider response the project holds, and the checks the fast-reader tests share."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from unicite.analytics import Row
+from unicite.analytics import Row, analyze_one
 from unicite.analytics import fast_row as _fast_row
 from unicite.providers import BUILTIN_PROVIDERS
 
@@ -58,3 +58,27 @@ def reader_of(data: Mapping[str, Any]) -> str | None:
 def fast_row(data: Mapping[str, Any]) -> Row | None:
     """What the fast reader for `data` returns (None when there is none or it gives up)."""
     return _fast_row(data)
+
+
+def assert_rows_agree(data: Mapping[str, Any]) -> None:
+    """The fast path and `extract()` give `data` the same row."""
+    assert analyze_one(data) == analyze_one(data, fast=False)
+
+
+def check_corpus_response(name: str, data: Mapping[str, Any], gives_up: Mapping[str, str]) -> None:
+    """A recorded response: rows agree, and the fast reader gives up exactly on `gives_up`."""
+    assert_rows_agree(data)
+    if name in gives_up:
+        assert fast_row(data) is None, f"takes the fast path now: drop it from GIVES_UP ({name})"
+    else:
+        assert fast_row(data) is not None, f"the fast reader gives up on {name}"
+
+
+def json_nodes(value: Any, found: list[Any] | None = None) -> list[Any]:
+    """Every object and array in a JSON value, outermost first."""
+    found = [] if found is None else found
+    if isinstance(value, (dict, list)):
+        found.append(value)
+        for item in value.values() if isinstance(value, dict) else value:
+            json_nodes(item, found)
+    return found

@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from analytics._corpus import reader_of, responses
+from analytics._corpus import (
+    assert_rows_agree,
+    check_corpus_response,
+    json_nodes,
+    reader_of,
+    responses,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,10 +33,6 @@ GIVES_UP: dict[str, str] = {
     # Every recorded Anthropic response takes the fast path today. A response the fast reader
     # gives up on goes here, by corpus name, with the reason.
 }
-
-
-def _same(data: Mapping[str, Any]) -> None:
-    assert analyze_one(data) == analyze_one(data, fast=False)
 
 
 def _message(*blocks: Any, **fields: Any) -> dict[str, Any]:
@@ -226,11 +228,7 @@ def test_the_corpus_has_anthropic_responses() -> None:
 
 @pytest.mark.parametrize(("name", "data"), CORPUS, ids=[name for name, _ in CORPUS])
 def test_corpus_rows_agree(name: str, data: Mapping[str, Any]) -> None:
-    _same(data)
-    if name in GIVES_UP:
-        assert fast_row(data) is None
-    else:
-        assert fast_row(data) is not None
+    check_corpus_response(name, data, GIVES_UP)
 
 
 # --- written fixtures ------------------------------------------------------------------------
@@ -239,7 +237,7 @@ def test_corpus_rows_agree(name: str, data: Mapping[str, Any]) -> None:
 @pytest.mark.parametrize("name", sorted(FAST))
 def test_documented_shapes_take_the_fast_path(name: str) -> None:
     data = FAST[name]
-    _same(data)
+    assert_rows_agree(data)
     assert fast_row(data) is not None
 
 
@@ -283,7 +281,7 @@ def test_one_search_result_index_with_two_sources_is_given_up_on() -> None:
             },
         )
     )
-    _same(data)
+    assert_rows_agree(data)
     assert fast_row(data) is None
 
 
@@ -313,7 +311,7 @@ def test_search_result_index_names_the_source_before_its_url() -> None:
         ),
         *_search("q", ("https://b.example/", "B"), ("https://c.example/x", None)),
     )
-    _same(data)
+    assert_rows_agree(data)
     assert fast_row(data) is not None
 
 
@@ -323,7 +321,7 @@ def test_a_redirect_source_takes_a_later_sightings_domain() -> None:
         *_search("q", (redirect, "Some page"), (redirect + "/", "bbc.co.uk")),
         _text("x", _web_cite(redirect, None)),
     )
-    _same(data)
+    assert_rows_agree(data)
     row = fast_row(data)
     assert row is not None
     assert row["domains"] == ["bbc.co.uk"]
@@ -460,7 +458,7 @@ ODD = {
 def test_odd_shapes_give_up(name: str) -> None:
     data = ODD[name]
     assert reader_of(data) == READER
-    _same(data)
+    assert_rows_agree(data)
     assert fast_row(data) is None
 
 
@@ -470,7 +468,7 @@ def test_a_file_id_names_a_document() -> None:
         "file_id": "file_011CNha8iCJcU1wXNR6q4V8w",
     }
     data = _message(_text("a", cite), _text("b", dict(cite)))
-    _same(data)
+    assert_rows_agree(data)
     row = fast_row(data)
     assert row is not None
     assert row["sources"] == 1
@@ -682,15 +680,6 @@ KEYS = [
 """Keys a mutation may add to an object, besides changing or dropping those it has."""
 
 
-def _nodes(value: Any, found: list[Any]) -> list[Any]:
-    """Every object and array in a JSON value."""
-    if isinstance(value, (dict, list)):
-        found.append(value)
-        for item in value.values() if isinstance(value, dict) else value:
-            _nodes(item, found)
-    return found
-
-
 @st.composite
 def _hostile(draw: st.DrawFn) -> dict[str, Any]:
     """A clean response with a field dropped, added, retyped or put out of range (or a few).
@@ -702,7 +691,7 @@ def _hostile(draw: st.DrawFn) -> dict[str, Any]:
     data = copy.deepcopy(draw(_clean(max_blocks=4)))
     pick = draw(st.randoms(use_true_random=False))
     for _ in range(pick.choice([1, 1, 1, 2, 3])):
-        nodes = _nodes(data["content"], [])
+        nodes = json_nodes(data["content"])
         objects = [node for node in nodes if isinstance(node, dict)]
         if objects and pick.random() < 0.85:
             node = pick.choice(objects)
@@ -729,7 +718,7 @@ def _hostile(draw: st.DrawFn) -> dict[str, Any]:
 def test_clean_responses_take_the_fast_path(data: dict[str, Any]) -> None:
     assert reader_of(data) == READER
     assert fast_row(data) is not None
-    _same(data)
+    assert_rows_agree(data)
 
 
 # Most hostile responses are given up on at their one odd field: more of them, to try more.
@@ -739,4 +728,4 @@ def test_clean_responses_take_the_fast_path(data: dict[str, Any]) -> None:
     suppress_health_check=[HealthCheck.too_slow],
 )
 def test_hostile_responses_agree(data: dict[str, Any]) -> None:
-    _same(data)
+    assert_rows_agree(data)

@@ -15,12 +15,18 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from analytics._corpus import reader_of, responses
+from analytics._corpus import (
+    assert_rows_agree,
+    check_corpus_response,
+    json_nodes,
+    reader_of,
+    responses,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
 from unicite import is_redirect_url, normalize_url
-from unicite.analytics import analyze_one, fast_row
+from unicite.analytics import fast_row
 from unicite.sources import page_key
 
 READER = "GeminiProvider"
@@ -41,19 +47,15 @@ GIVES_UP: dict[str, str] = {
 }
 
 
-def _same(data: Mapping[str, Any]) -> None:
-    assert analyze_one(data) == analyze_one(data, fast=False)
-
-
 def _fast(data: Mapping[str, Any]) -> None:
     """The fast reader reads `data` (no give-up) and agrees with `extract()`."""
     assert fast_row(data) is not None
-    _same(data)
+    assert_rows_agree(data)
 
 
 def _gives_up(data: Mapping[str, Any]) -> None:
     assert fast_row(data) is None
-    _same(data)
+    assert_rows_agree(data)
 
 
 def test_the_corpus_has_gemini_responses() -> None:
@@ -63,11 +65,7 @@ def test_the_corpus_has_gemini_responses() -> None:
 
 @pytest.mark.parametrize(("name", "data"), CORPUS, ids=[name for name, _ in CORPUS])
 def test_corpus(name: str, data: Mapping[str, Any]) -> None:
-    _same(data)
-    if name in GIVES_UP:
-        assert fast_row(data) is None, f"takes the fast path now: drop it from GIVES_UP ({name})"
-    else:
-        assert fast_row(data) is not None, f"{name}: the fast reader gave up"
+    check_corpus_response(name, data, GIVES_UP)
 
 
 # --- fixtures ----------------------------------------------------------------------------------
@@ -706,7 +704,7 @@ def test_interaction_outputs_beta() -> None:
     ],
 )
 def test_interaction_edges(path: str, value: Any) -> None:
-    _same(_with(INTERACTION, path, value))
+    assert_rows_agree(_with(INTERACTION, path, value))
 
 
 # --- generated responses ----------------------------------------------------------------------
@@ -1022,21 +1020,13 @@ ODD_KEYS = [
 ]
 
 
-def _nodes(value: Any, found: list[Any]) -> list[Any]:
-    if isinstance(value, (dict, list)):
-        found.append(value)
-        for item in value.values() if isinstance(value, dict) else value:
-            _nodes(item, found)
-    return found
-
-
 def _odd(draw: st.DrawFn) -> Any:
     return copy.deepcopy(draw(st.sampled_from(ODD_VALUES)))  # never edit the shared ones
 
 
 def _mutate(data: dict[str, Any], draw: st.DrawFn) -> None:
     """One hostile edit: an odd value, a dropped or doubled entry, a shifted offset."""
-    node = draw(st.sampled_from(_nodes(data, [])))
+    node = draw(st.sampled_from(json_nodes(data)))
     action = draw(st.sampled_from(["set", "set", "drop", "double", "shift"]))
     if isinstance(node, list):
         if not node:
@@ -1068,7 +1058,7 @@ def test_hostile_responses_agree(data: st.DataObject) -> None:
     response = data.draw(_clean_responses())
     for _ in range(data.draw(st.integers(1, 3))):
         _mutate(response, data.draw)
-    _same(response)
+    assert_rows_agree(response)
 
 
 @st.composite
@@ -1174,7 +1164,7 @@ def test_hostile_interactions_agree(data: st.DataObject) -> None:
     interaction = data.draw(_clean_interactions())
     for _ in range(data.draw(st.integers(1, 3))):
         _mutate(interaction, data.draw)
-    _same(interaction)
+    assert_rows_agree(interaction)
 
 
 # --- what the fast reader takes for granted ------------------------------------------------------

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from analytics._corpus import reader_of, responses
+from analytics._corpus import assert_rows_agree, check_corpus_response, reader_of, responses
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,10 +28,6 @@ GIVES_UP: dict[str, str] = {
     # Every recorded Perplexity response takes the fast path today. A response the fast
     # reader gives up on goes here, by corpus name, with the reason.
 }
-
-
-def _same(data: Mapping[str, Any]) -> None:
-    assert analyze_one(data) == analyze_one(data, fast=False)
 
 
 def _chat(
@@ -246,11 +242,7 @@ def test_the_corpus_has_perplexity_responses() -> None:
 
 @pytest.mark.parametrize(("name", "data"), CORPUS, ids=[name for name, _ in CORPUS])
 def test_corpus_rows_agree(name: str, data: Mapping[str, Any]) -> None:
-    _same(data)
-    if name in GIVES_UP:
-        assert fast_row(data) is None
-    else:
-        assert fast_row(data) is not None
+    check_corpus_response(name, data, GIVES_UP)
 
 
 # --- written fixtures ------------------------------------------------------------------------
@@ -260,7 +252,7 @@ def test_corpus_rows_agree(name: str, data: Mapping[str, Any]) -> None:
 def test_documented_shapes_take_the_fast_path(name: str) -> None:
     data = FAST[name]
     assert reader_of(data) == READER
-    _same(data)
+    assert_rows_agree(data)
     assert fast_row(data) is not None
 
 
@@ -389,7 +381,7 @@ ODD = {
 def test_odd_shapes_give_up_and_agree(name: str) -> None:
     data = ODD[name]
     assert reader_of(data) == READER
-    _same(data)
+    assert_rows_agree(data)
     assert fast_row(data) is None
 
 
@@ -400,7 +392,7 @@ def test_a_redirect_source_takes_a_later_sightings_domain() -> None:
         citations=[redirect, "https://b.example/"],
         results=[_result(redirect, "Some page"), _result(redirect + "/", "bbc.co.uk")],
     )
-    _same(data)
+    assert_rows_agree(data)
     row = fast_row(data)
     assert row is not None
     assert row["urls"] == ["https://b.example/", redirect]
@@ -414,7 +406,7 @@ def test_markers_in_urls_and_code_like_words_are_not_citations() -> None:
         "Then the claim.[2]",
         citations=URLS[:2],
     )
-    _same(data)
+    assert_rows_agree(data)
     row = fast_row(data)
     assert row is not None
     assert row["citations"] == 1
@@ -614,14 +606,14 @@ CLEAN = _clean_chat() | _clean_agent() | OUT_OF_ORDER
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(CLEAN)
 def test_generated_clean_responses_take_the_fast_path(data: dict[str, Any]) -> None:
-    _same(data)
+    assert_rows_agree(data)
     assert fast_row(data) is not None
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(OUT_OF_ORDER)
 def test_sources_cited_out_of_order_agree(data: dict[str, Any]) -> None:
-    _same(data)
+    assert_rows_agree(data)
     row = fast_row(data)
     assert row is not None
     urls = [url or "" for url in row["urls"]]
@@ -722,4 +714,4 @@ def _hostile(draw: st.DrawFn) -> dict[str, Any]:
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(_hostile())
 def test_generated_odd_responses_agree(data: dict[str, Any]) -> None:
-    _same(data)
+    assert_rows_agree(data)
