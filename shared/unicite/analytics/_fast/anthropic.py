@@ -9,11 +9,11 @@ What the provider reader accepts without a diagnostic is modelled exactly; anyth
 field of an unexpected type, a block or citation type it does not know, a location it would
 reject, a result without a URL) makes the reader give up, and `extract()` reads the response.
 
-Why not `FastSources`: Anthropic's sources are not all web pages found by URL. Document
-citations name sources with no URL (``document:<index>``, a file id), and search result
-citations name theirs by provider id first (``search_result:<index>``) and by URL second, as
-`SourceLedger` keys them. `_Sources` below keeps both keys. The row lists its sources in the
-ledger's order; `fast_row` puts them in the canonical order every row has.
+Anthropic's sources are not all web pages found by URL: document citations name sources with
+no URL (``document:<index>``, a file id), and search result citations name theirs by provider
+id first (``search_result:<index>``) and by URL second, as `SourceLedger` keys them; both go
+into `FastSources` by those keys. The row lists its sources in the ledger's order; `fast_row`
+puts them in the canonical order every row has.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from unicite._ids import stable_source_id
-from unicite._urls import is_redirect_url, source_domain
+from unicite.analytics._fast._sources import FastSources
 from unicite.analytics._fast._types import FastReader
-from unicite.analytics._rows import Row, tld_of
+from unicite.analytics._rows import Row
 from unicite.providers.shapes import ANTHROPIC_QUIET_BLOCKS
 from unicite.sources import page_key
 
@@ -63,113 +63,26 @@ def _integer(value: object) -> int | None:
     raise _GiveUp
 
 
-class _Sources:
-    """The sources of one answer as `SourceLedger` keeps them, reduced to a row's figures.
+class _Sources(FastSources):
+    """`FastSources`, and the search result indexes cited so far.
 
-    A source is found by its provider id first (document and search result sources have one),
-    then by its URL's `page_key`, as the ledger tries the keys of a new source in that order
-    and merges it into the first entry found. A web source (no provider id) is found by URL
-    alone: its id is a hash of its normalized URL, and the ledger always files that id and
-    the URL's page key under the same entry. A merged sighting fills the entry's URL when it
-    had none, and its domain when it had none; the redirect flag is the first sighting's.
+    Document and search result sources have a provider id, by which the ledger finds them
+    first, then by their URL's `page_key`.
     """
 
-    __slots__ = (
-        "by_exact",
-        "by_id",
-        "by_url",
-        "cited",
-        "domains",
-        "redirects",
-        "search_origins",
-        "urls",
-    )
+    __slots__ = ("search_origins",)
 
     def __init__(self) -> None:
-        self.by_id: dict[str, int] = {}
-        self.by_url: dict[str, int] = {}
-        self.by_exact: dict[str, int] = {}
-        """Positions by URL exactly as given: the same string has the same page key."""
+        super().__init__()
         self.search_origins: dict[int, str] = {}
         """The ``source`` each cited search result index was first cited with."""
-        self.urls: list[str | None] = []
-        self.domains: list[str | None] = []
-        self.redirects: list[bool] = []
-        self.cited: list[bool] = []
 
-    def web(self, url: str, title: str | None) -> int:
-        """Add a source found by URL alone; return its position."""
-        position = self.by_exact.get(url)
-        if position is None:
-            key = page_key(url)
-            position = self.by_url.get(key)
-            if position is None:
-                position = self.by_exact[url] = self.by_url[key] = len(self.urls)
-                redirect = is_redirect_url(url)
-                self.urls.append(url)
-                self.domains.append(source_domain(url, title, redirect))
-                self.redirects.append(redirect)
-                self.cited.append(False)
-                return position
-            self.by_exact[url] = position
-        if self.domains[position] is None:
-            self._merge(position, url, title)
-        return position
-
-    def keyed(self, source_id: str, url: str | None, title: str | None) -> int:
+    def identified(self, source_id: str, url: str | None, title: str | None) -> int:
         """Add a source with a provider id (and perhaps a URL); return its position."""
-        position = self.by_id.get(source_id)
-        if position is not None:
-            if url is not None:
-                self.by_url.setdefault(page_key(url), position)
-                self._merge(position, url, title)
-            return position
-        if url is None:
-            position = self.by_id[source_id] = len(self.urls)
-            self.urls.append(None)
-            self.domains.append(None)
-            self.redirects.append(False)
-            self.cited.append(False)
-            return position
-        key = page_key(url)
-        position = self.by_url.get(key)
-        if position is not None:
-            self.by_id[source_id] = position
-            self._merge(position, url, title)
-            return position
-        position = self.by_id[source_id] = self.by_url[key] = len(self.urls)
-        redirect = is_redirect_url(url)
-        self.urls.append(url)
-        self.domains.append(source_domain(url, title, redirect))
-        self.redirects.append(redirect)
-        self.cited.append(False)
-        return position
-
-    def _merge(self, position: int, url: str, title: str | None) -> None:
-        """What a later sighting with a URL fills in an entry (`_merge` of the ledger)."""
-        if self.urls[position] is None:
-            self.urls[position] = url
-        if self.domains[position] is None:
-            self.domains[position] = source_domain(url, title, is_redirect_url(url))
-
-    def row(self, model: str | None, grounded: bool, citations: int) -> Row:
-        """The row, sources in first-seen order (`canonical` sorts them)."""
-        domains = self.domains
-        return Row(
-            provider="anthropic",
-            model=model,
-            day=None,
-            grounded=grounded,
-            citations=citations,
-            sources=len(domains),
-            urls=self.urls,
-            domains=domains,
-            tlds=[tld_of(domain) for domain in domains],
-            redirects=self.redirects,
-            cited=self.cited,
-            diagnostics=0,
-            error=None,
-        )
+        keys: list[object] = [("id", source_id)]
+        if url is not None:
+            keys.append(page_key(url))
+        return self.keyed(keys, url, title)
 
 
 def _document(item: dict[str, Any], kind: str, sources: _Sources) -> int:
@@ -193,7 +106,7 @@ def _document(item: dict[str, Any], kind: str, sources: _Sources) -> int:
         source_id = stable_source_id(provider_id=file_id)
     else:
         raise _GiveUp  # a citation naming no document is noted
-    return sources.keyed(source_id, None, None)
+    return sources.identified(source_id, None, None)
 
 
 def _search_result(item: dict[str, Any], sources: _Sources) -> int:
@@ -213,7 +126,7 @@ def _search_result(item: dict[str, Any], sources: _Sources) -> int:
         if origin and sources.search_origins.setdefault(index, origin) != origin:
             raise _GiveUp  # one index cited with two sources is noted and left uncited
     url = origin if origin and origin.lower().startswith(_HTTP) else None
-    return sources.keyed(source_id, url, _text(item.get("title")))
+    return sources.identified(source_id, url, _text(item.get("title")))
 
 
 def _web_fetch(block: dict[str, Any], sources: _Sources) -> None:
@@ -334,7 +247,9 @@ def _read(data: dict[str, Any]) -> Row:
             _web_fetch(block, sources)
         elif type(kind) is not str or kind not in ANTHROPIC_QUIET_BLOCKS:
             raise _GiveUp  # an unknown block type is noted
-    return sources.row(model, searched or citations > 0, citations)
+    return sources.row(
+        provider="anthropic", model=model, grounded=searched or citations > 0, citations=citations
+    )
 
 
 def read_anthropic(data: object) -> Row | None:

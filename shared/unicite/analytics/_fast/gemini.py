@@ -22,9 +22,9 @@ and `extract()` reads the response: any other diagnostic, the grounding keys bes
 supports (``citations``, ``groundingAttributions``, ``retrievalMetadata`` entries...), a bare
 candidate or a ``generateAnswer`` response, text that is not valid UTF-8 (lone surrogates).
 
-Not `FastSources`: Gemini sources are not all web pages found by URL (File Search chunks and
-places are found by content or by place id, as `SourceLedger` keys them, and a later sighting's
-URL fills a place that had none); `_Sources` below keeps those keys.
+Gemini sources are not all web pages found by URL: File Search chunks and places are found by
+content or by place id, as `SourceLedger` keys them, and a later sighting's URL fills a place
+that had none (`_add` gives `FastSources` those keys).
 
 The provider reader's private helpers cannot be imported from here (tests/core/
 test_import_rules.py): the word rule (`unicite.providers.gemini._words`), the domain of a title
@@ -41,9 +41,10 @@ from itertools import product
 from typing import Any
 
 from unicite._ids import content_hash, stable_source_id
-from unicite._urls import domain_hint, is_redirect_url, source_domain
+from unicite._urls import domain_hint
+from unicite.analytics._fast._sources import FastSources, is_redirect
 from unicite.analytics._fast._types import FastReader
-from unicite.analytics._rows import Row, tld_of
+from unicite.analytics._rows import Row
 from unicite.providers.shapes import GEMINI_PART_FIELDS, looks_like_interaction
 from unicite.sources import page_key
 
@@ -297,22 +298,6 @@ def _on_characters(data: bytes, start: int, end: int) -> None:
 # --- sources ------------------------------------------------------------------------------------
 
 
-_REDIRECT_PREFIX = "https://vertexaisearch.cloud.google.com/grounding-api-redirect/"
-_REDIRECT_START = len(_REDIRECT_PREFIX)
-_REDIRECT_TOKEN = re.compile(r"[A-Za-z0-9_=-]+")
-"""A Vertex grounding redirect in the form Gemini writes it, which `page_key` leaves as it is."""
-
-_TITLE_DOMAINS: dict[str | None, str | None] = {}
-"""The domain `source_domain` files a redirect under, by its title (the same few sites recur)."""
-
-
-def _is_redirect(url: str) -> bool:
-    """`is_redirect_url`, without parsing the URL when it is in the form Gemini writes."""
-    if url.startswith(_REDIRECT_PREFIX) and _REDIRECT_TOKEN.fullmatch(url, _REDIRECT_START):
-        return True
-    return is_redirect_url(url)
-
-
 _TITLE_HINTS: dict[str | None, str | None] = {}
 
 
@@ -327,122 +312,43 @@ def _title_hint(title: str | None) -> str | None:
         return hint
 
 
-def _domain_of(url: str, title: str | None, redirect: bool) -> str | None:
-    """`source_domain`: a redirect's from its title, cached by title."""
-    if not redirect:
-        return source_domain(url, title, False)
-    try:
-        return _TITLE_DOMAINS[title]
-    except KeyError:
-        if len(_TITLE_DOMAINS) >= 4096:
-            _TITLE_DOMAINS.clear()
-        domain = _TITLE_DOMAINS[title] = source_domain(url, title, True)
-        return domain
+def _add(
+    sources: FastSources,
+    url: str | None,
+    title: str | None,
+    *,
+    domain: str | None = None,
+    provider_id: str | None = None,
+    content: str | None = None,
+) -> int:
+    """Add any source (`url`, `provider_id`, `content` None when it has none); its position.
 
-
-class _Sources:
-    """The answer's sources as `SourceLedger` keeps them, reduced to what a row holds.
-
-    A source is found again by its provider id (places), by its URL's `page_key`, or, with
-    neither, by a hash of its title and text (File Search chunks, recitations naming only a
-    title): the ledger's keys, and its lookup order. A later sighting fills the URL and the
-    domain the first one lacked; the first sighting's redirect flag stays.
+    Keyed as the ledger keys it: by provider id (and page key), by URL alone, or by a hash of
+    its title and text.
     """
-
-    __slots__ = ("cited", "domains", "index", "redirects", "urls")
-
-    def __init__(self) -> None:
-        self.index: dict[object, int] = {}
-        self.urls: list[str | None] = []
-        self.domains: list[str | None] = []
-        self.redirects: list[bool] = []
-        self.cited: list[bool] = []
-
-    def web(self, url: str, title: str | None, domain: str | None = None) -> int:
-        """A source with a (non-empty) URL and no provider id; its position."""
-        if url.startswith(_REDIRECT_PREFIX) and _REDIRECT_TOKEN.fullmatch(url, _REDIRECT_START):
-            # A Vertex redirect: its own `page_key`, and the site's domain is the title's.
-            key, redirect = url, True
-        else:
-            key, redirect = page_key(url), is_redirect_url(url)
-        position = self.index.get(key)
-        if position is not None:
-            if self.domains[position] is None:
-                self.domains[position] = domain or _domain_of(url, title, redirect)
-            return position
-        position = self.index[key] = len(self.urls)
-        self.urls.append(url)
-        self.domains.append(domain or _domain_of(url, title, redirect))
-        self.redirects.append(redirect)
-        self.cited.append(False)
-        return position
-
-    def add(
-        self,
-        url: str | None,
-        title: str | None,
-        *,
-        domain: str | None = None,
-        provider_id: str | None = None,
-        content: str | None = None,
-    ) -> int:
-        """Any source (`url`, `provider_id` and `content` None when it has none)."""
-        if not provider_id:
-            if url:
-                return self.web(url, title, domain)
-            keys: list[object] = [("text", content_hash(title, content))]
-        else:
-            source_id = stable_source_id(provider_id=provider_id)
-            if source_id.startswith(("u-", "h-")):
-                raise _GIVE_UP  # could collide with a URL's or a text's id
-            keys = [("id", source_id)]
-            if url:
-                keys.append(page_key(url))
-        redirect = is_redirect_url(url) if url else False
-        if domain is None and url:
-            domain = source_domain(url, title, redirect)
-        position = None
-        for key in keys:
-            position = self.index.get(key)
-            if position is not None:
-                break
-        if position is not None:
-            if self.urls[position] is None and url:
-                self.urls[position] = url
-            if self.domains[position] is None and domain is not None:
-                self.domains[position] = domain
-            for key in keys:
-                self.index.setdefault(key, position)
-            return position
-        position = len(self.urls)
-        for key in keys:
-            self.index[key] = position
-        self.urls.append(url or None)
-        self.domains.append(domain)
-        self.redirects.append(redirect)
-        self.cited.append(False)
-        return position
+    if not provider_id:
+        if url:
+            return sources.web(url, title, domain)
+        return sources.keyed([("text", content_hash(title, content))], None, title, domain)
+    source_id = stable_source_id(provider_id=provider_id)
+    if source_id.startswith(("u-", "h-")):
+        raise _GIVE_UP  # could collide with a URL's or a text's id
+    keys: list[object] = [("id", source_id)]
+    if url:
+        keys.append(page_key(url))
+    return sources.keyed(keys, url or None, title, domain)
 
 
 def _row(
-    model: str | None, grounded: bool, sources: _Sources, citations: int, diagnostics: int
+    model: str | None, grounded: bool, sources: FastSources, citations: int, diagnostics: int
 ) -> Row:
-    domains = sources.domains
-    return {
-        "provider": "gemini",
-        "model": model,
-        "day": None,
-        "grounded": grounded,
-        "citations": citations,
-        "sources": len(domains),
-        "urls": sources.urls,
-        "domains": domains,
-        "tlds": [tld_of(domain) for domain in domains],
-        "redirects": sources.redirects,
-        "cited": sources.cited,
-        "diagnostics": diagnostics,
-        "error": None,
-    }
+    return sources.row(
+        provider="gemini",
+        model=model,
+        grounded=grounded,
+        citations=citations,
+        diagnostics=diagnostics,
+    )
 
 
 # --- generateContent ----------------------------------------------------------------------------
@@ -495,7 +401,7 @@ def _read_parts(parts: list[Any], answer: _Answer) -> None:
             raise _GIVE_UP
 
 
-def _chunk(chunk: Any, sources: _Sources) -> int:
+def _chunk(chunk: Any, sources: FastSources) -> int:
     """The position of a grounding chunk's source."""
     if not isinstance(chunk, Mapping):
         raise _GIVE_UP
@@ -527,7 +433,7 @@ def _chunk(chunk: Any, sources: _Sources) -> int:
     return sources.web(url, title, (domain_hint(given) or given) if given else None)
 
 
-def _retrieved(body: Mapping[str, Any], sources: _Sources) -> int:
+def _retrieved(body: Mapping[str, Any], sources: FastSources) -> int:
     uri = _text(body.get("uri"))
     title = _text(body.get("title"))
     text = _text(body.get("text"))
@@ -545,17 +451,17 @@ def _retrieved(body: Mapping[str, Any], sources: _Sources) -> int:
         first is None or last is None or not 1 <= first <= last
     ):
         raise _GIVE_UP
-    return sources.add(uri or None, title, content=text or None)
+    return _add(sources, uri or None, title, content=text or None)
 
 
-def _place(body: Mapping[str, Any], sources: _Sources) -> int:
+def _place(body: Mapping[str, Any], sources: FastSources) -> int:
     uri = _text(body.get("uri"))
     title = _text(body.get("title"))
     place_id = _text(_two(body, "placeId", "place_id"))
     text = _text(body.get("text"))
     if not (uri or title or place_id):
         raise _GIVE_UP
-    return sources.add(uri or None, title, provider_id=place_id or None, content=text or None)
+    return _add(sources, uri or None, title, provider_id=place_id or None, content=text or None)
 
 
 def _supports(supports: list[Any], refs: list[int], answer: _Answer, cited: list[bool]) -> None:
@@ -645,7 +551,7 @@ def _supports(supports: list[Any], refs: list[int], answer: _Answer, cited: list
 
 
 def _recitations(
-    metadata: Mapping[str, Any], answer: _Answer, sources: _Sources
+    metadata: Mapping[str, Any], answer: _Answer, sources: FastSources
 ) -> tuple[int, int]:
     """Cite the recitations: their count, and 1 when empty entries were skipped (a diagnostic)."""
     entries = metadata.get("citations")
@@ -662,7 +568,7 @@ def _recitations(
         title = _text(entry.get("title"))
         start = _integer(_two(entry, "startIndex", "start_index"))
         end = _integer(_two(entry, "endIndex", "end_index"))
-        position = sources.add(uri or None, title) if uri or title else None
+        position = _add(sources, uri or None, title) if uri or title else None
         if start is None and end is None:
             if position is None:
                 raise _GIVE_UP
@@ -680,7 +586,9 @@ def _recitations(
     return citations, 1 if empty else 0
 
 
-def _grounding(metadata: Mapping[str, Any], answer: _Answer, sources: _Sources) -> tuple[bool, int]:
+def _grounding(
+    metadata: Mapping[str, Any], answer: _Answer, sources: FastSources
+) -> tuple[bool, int]:
     """Read ``groundingMetadata``: whether it shows grounding ran, and its citations."""
     chunks = _list(_two(metadata, "groundingChunks", "grounding_chunks"))
     supports = _list(_two(metadata, "groundingSupports", "grounding_supports"))
@@ -736,7 +644,7 @@ def _read_response(data: Mapping[str, Any]) -> Row:
             raise _GIVE_UP
         # No candidates: a blocked prompt says why in promptFeedback; else a diagnostic.
         feedback = _two(data, "promptFeedback", "prompt_feedback")
-        return _row(model, False, _Sources(), 0, 0 if feedback is not None else 1)
+        return _row(model, False, FastSources(), 0, 0 if feedback is not None else 1)
     if not isinstance(candidates, list):
         raise _GIVE_UP
     candidate = candidates[0]
@@ -749,7 +657,7 @@ def _read_response(data: Mapping[str, Any]) -> Row:
     content = _mapping(candidate.get("content"))
     if content is not None:
         _read_parts(_list(content.get("parts")), answer)
-    sources = _Sources()
+    sources = FastSources()
     grounded = False
     citations = diagnostics = 0
     metadata = _mapping(_two(candidate, "groundingMetadata", "grounding_metadata"))
@@ -873,7 +781,7 @@ class _Interaction:
     def __init__(self) -> None:
         self.answer = _Answer()
         self.blocks: list[list[Any]] = []  # each text block's annotations, in order
-        self.sources = _Sources()
+        self.sources = FastSources()
         self.grounded = False
 
     def add(self, url: str | None, title: str | None, provider_id: str | None = None) -> int:
@@ -881,9 +789,9 @@ class _Interaction:
 
         Behind a redirect, a title that is a domain gives the domain.
         """
-        domain = _title_hint(title) if url and _is_redirect(url) else None
+        domain = _title_hint(title) if url and is_redirect(url) else None
         if provider_id or not url:
-            return self.sources.add(url, title, domain=domain, provider_id=provider_id)
+            return _add(self.sources, url, title, domain=domain, provider_id=provider_id)
         return self.sources.web(url, title, domain)
 
     def step(self, step: Any) -> None:
@@ -942,7 +850,7 @@ class _Interaction:
             elif kind == "file_search_result":
                 text, title = _given(_get(item, "text")), _given(_get(item, "title"))
                 if text or title:
-                    self.sources.add(None, title, content=text)
+                    _add(self.sources, None, title, content=text)
             else:
                 places = _get(item, "places")
                 for place in places if isinstance(places, list) else []:
@@ -985,7 +893,7 @@ class _Interaction:
                 raise _GIVE_UP
             if _is_link(source):
                 return self.add(source, None)
-            return self.sources.add(None, source)
+            return _add(self.sources, None, source)
         raise _GIVE_UP  # an unknown annotation type
 
     def citations(self) -> int:

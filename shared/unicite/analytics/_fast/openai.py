@@ -21,11 +21,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from unicite._ids import content_hash, stable_source_id
-from unicite._urls import is_redirect_url, source_domain
+from unicite.analytics._fast._sources import FastSources
 from unicite.analytics._fast._types import FastReader
-from unicite.analytics._rows import Row, tld_of
+from unicite.analytics._rows import Row
 from unicite.providers.shapes import OPENAI_QUIET_ITEMS, OPENAI_SEARCH_TOOLS
-from unicite.sources import page_key
 
 __all__ = ["READERS", "read_chat", "read_responses"]
 
@@ -57,91 +56,27 @@ class _GiveUp(Exception):
 # --- sources ------------------------------------------------------------------------------
 
 
-class _Sources:
-    """The sources of one response as `SourceLedger` keeps them, reduced to a row's columns.
+class _Sources(FastSources):
+    """`FastSources` with the files of OpenAI responses.
 
-    `FastSources` keeps web sources only; OpenAI responses also carry files (``file_search``,
-    ``file_citation``, ``container_file_citation``, ``file_path``) and tool results
-    (``action.sources`` of type ``api``), which the ledger keys by id (and, for a file with
-    no id, by its text). Web sources are keyed by `page_key` (two URLs with one normalized
-    form share an id, hence a page key); a file id starting ``u-`` could collide with a web
-    source's id and is given up on.
+    Files (``file_search``, ``file_citation``, ``container_file_citation``, ``file_path``) and
+    tool results (``action.sources`` of type ``api``) are keyed by id (and, for a file with no
+    id, by its text); a file id starting ``u-`` could collide with a web source's id and is
+    given up on.
     """
 
-    __slots__ = ("_keys", "cited", "domains", "redirects", "urls")
-
-    def __init__(self) -> None:
-        self._keys: dict[object, int] = {}
-        self.urls: list[str | None] = []
-        self.domains: list[str | None] = []
-        self.redirects: list[bool] = []
-        self.cited: list[bool] = []
-
-    def web(self, url: str, title: str | None) -> int:
-        """Add a web source; return its position (the earlier sighting's when it is one)."""
-        key = page_key(url)
-        position = self._keys.get(key)
-        if position is not None:
-            if self.domains[position] is None:
-                self.domains[position] = source_domain(url, title, is_redirect_url(url))
-            return position
-        redirect = is_redirect_url(url)
-        position = self._keys[key] = len(self.urls)
-        self.urls.append(url)
-        self.domains.append(source_domain(url, title, redirect))
-        self.redirects.append(redirect)
-        self.cited.append(False)
-        return position
-
-    def other(self, source_id: str, text_key: str | None = None) -> int:
-        """Add a source without a URL by its id (and, without a provider id, its text)."""
-        keys: tuple[tuple[str, str], ...] = (("id", source_id),)
-        if text_key is not None:
-            keys = (("id", source_id), ("text", text_key))
-        for key in keys:
-            position = self._keys.get(key)
-            if position is not None:
-                for other in keys:
-                    self._keys.setdefault(other, position)
-                return position
-        position = len(self.urls)
-        for key in keys:
-            self._keys[key] = position
-        self.urls.append(None)
-        self.domains.append(None)
-        self.redirects.append(False)
-        self.cited.append(False)
-        return position
+    __slots__ = ()
 
     def file(self, provider_id: str | None, title: str | None, content: str | None = None) -> int:
         """Add a file or tool source as `Source` derives its id and `SourceLedger` its keys."""
         if provider_id:
             if provider_id.startswith("u-"):
                 raise _GiveUp
-            return self.other(stable_source_id(provider_id=provider_id))
-        source_id = stable_source_id(title=title, content=content)
-        return self.other(source_id, content_hash(title, content) if content else None)
-
-    def row(
-        self, model: str | None, grounded: bool | None, citations: int, diagnostics: int
-    ) -> Row:
-        """The row, sources in first-seen order (`fast_row` sorts them)."""
-        domains = self.domains
-        return Row(
-            provider=NAME,
-            model=model,
-            day=None,
-            grounded=grounded,
-            citations=citations,
-            sources=len(self.urls),
-            urls=self.urls,
-            domains=domains,
-            tlds=[tld_of(domain) for domain in domains],
-            redirects=self.redirects,
-            cited=self.cited,
-            diagnostics=diagnostics,
-            error=None,
-        )
+            return self.keyed([("id", stable_source_id(provider_id=provider_id))])
+        keys: list[object] = [("id", stable_source_id(title=title, content=content))]
+        if content:
+            keys.append(("text", content_hash(title, content)))
+        return self.keyed(keys)
 
 
 # --- annotations --------------------------------------------------------------------------
@@ -435,7 +370,13 @@ def _read_response(data: Mapping[str, Any]) -> Row:
     grounded: bool | None = None
     if effective or calls or offered or (search_model and not isinstance(tools, list)):
         grounded = effective
-    return reading.sources.row(model, grounded, reading.citations, reading.diagnostics)
+    return reading.sources.row(
+        provider=NAME,
+        model=model,
+        grounded=grounded,
+        citations=reading.citations,
+        diagnostics=reading.diagnostics,
+    )
 
 
 # --- Chat Completions ---------------------------------------------------------------------
@@ -483,7 +424,13 @@ def _read_completion(data: Mapping[str, Any]) -> Row:
     cited = any(_is_object(a) and a.get("type") == "url_citation" for a in annotations)
     name = model or ""
     grounded = cited if cited or "search" in name or name.endswith(":online") else None
-    return reading.sources.row(model, grounded, reading.citations, reading.diagnostics)
+    return reading.sources.row(
+        provider=NAME,
+        model=model,
+        grounded=grounded,
+        citations=reading.citations,
+        diagnostics=reading.diagnostics,
+    )
 
 
 READERS: dict[str, FastReader] = {

@@ -338,7 +338,7 @@ def _result(sources: FastSources, item: object) -> int:
     snippet = item.get("snippet")
     if snippet is not None and type(snippet) is not str:
         raise _GiveUp
-    return sources.add(url, title)
+    return sources.web(url, title)
 
 
 def _content(value: object) -> str:
@@ -369,7 +369,7 @@ def _chat(data: Mapping[str, Any]) -> Row:
         for url in urls:
             if type(url) is not str or not url:
                 raise _GiveUp
-            numbered.append(sources.add(url))
+            numbered.append(sources.web(url))
     choices = _items(data.get("choices"))
     text = ""
     if choices:
