@@ -10,7 +10,8 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,17 +75,16 @@ def write_out(summary: Summary, path: str, top: int) -> None:
     target = Path(path)
     if suffix == ".json":
         text = json.dumps(summary.as_dict(top), indent=2, ensure_ascii=False) + "\n"
-        _write_atomically(target, text.encode("utf-8"))
+        with _replacing(target) as tmp:
+            tmp.write_text(text, encoding="utf-8")
         return
     rows = summary.table()
     columns = [*summary.by, "metric", "key", "count"]
     if suffix == ".csv":
-        tmp = target.with_name(target.name + ".tmp")
-        with tmp.open("w", encoding="utf-8", newline="") as handle:
+        with _replacing(target) as tmp, tmp.open("w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
-        os.replace(tmp, target)
         return
     try:
         import pyarrow as pa
@@ -102,14 +102,19 @@ def write_out(summary: Summary, path: str, top: int) -> None:
         ]
     )
     table = pa.Table.from_pylist(rows, schema=schema)
-    tmp = target.with_name(target.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, target)
+    with _replacing(target) as tmp:
+        pq.write_table(table, tmp)
 
 
-def _write_atomically(target: Path, data: bytes) -> None:
+@contextmanager
+def _replacing(target: Path) -> Iterator[Path]:
+    """A path beside `target` to write; it replaces `target` once written, and only then."""
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_bytes(data)
+    try:
+        yield tmp
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, target)
 
 
