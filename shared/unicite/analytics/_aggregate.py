@@ -222,16 +222,17 @@ class Summary:
             raise UsageError(f"a group key is named twice in {', '.join(by)}")
         self.by = by
         self.capacity = capacity
-        self.overall = GroupStats(domains=TopCounter(capacity), tlds=TopCounter(capacity))
+        self.overall = self._new_group()
         self.groups: dict[tuple[str | None, ...], GroupStats] = {}
         self.bad_lines: list[BadLine] = []
+
+    def _new_group(self) -> GroupStats:
+        return GroupStats(domains=TopCounter(self.capacity), tlds=TopCounter(self.capacity))
 
     def _group(self, key: tuple[str | None, ...]) -> GroupStats:
         group = self.groups.get(key)
         if group is None:
-            group = self.groups[key] = GroupStats(
-                domains=TopCounter(self.capacity), tlds=TopCounter(self.capacity)
-            )
+            group = self.groups[key] = self._new_group()
         return group
 
     def add(self, row: Row, *, file: str | None = None, line: int | None = None) -> None:
@@ -275,8 +276,7 @@ class Summary:
         coarse.overall.merge(self.overall)
         coarse.bad_lines = list(self.bad_lines)
         if by:
-            for key, group in sorted(self.groups.items(), key=lambda kv: _sort_key(kv[0])):
-                named = dict(zip(self.by, key, strict=True))
+            for named, group in self.sorted_groups():
                 coarse._group(tuple(named[k] for k in by)).merge(group)
         return coarse
 
