@@ -28,6 +28,7 @@ __all__ = [
     "analyze_one",
     "decode_line",
     "fast_row",
+    "holds_text",
     "json_column_name",
     "row_schema",
     "rows_to_arrow",
@@ -198,12 +199,21 @@ def json_column_name(names: Sequence[str], column: str | None, holder: str) -> s
 
 
 def _json_column(batch: Any, column: str | None) -> Iterable[object]:
-    import pyarrow as pa
-
     column = json_column_name(list(batch.schema.names), column, "the Arrow batch")
     values = batch.column(column)
-    kind = values.type
-    if not (
+    if not holds_text(values.type):
+        raise UsageError(
+            f"column {column!r} holds {values.type}, not JSON text: "
+            "expected a string or binary column"
+        )
+    return (value if value is not None else "" for value in values.to_pylist())
+
+
+def holds_text(kind: pa.DataType) -> bool:
+    """Whether an Arrow column of this type can hold JSON text: a string or binary type."""
+    import pyarrow as pa
+
+    return (
         pa.types.is_string(kind)
         or pa.types.is_large_string(kind)
         or pa.types.is_binary(kind)
@@ -211,11 +221,7 @@ def _json_column(batch: Any, column: str | None) -> Iterable[object]:
         # View types exist from pyarrow 16 on.
         or getattr(pa.types, "is_string_view", _never)(kind)
         or getattr(pa.types, "is_binary_view", _never)(kind)
-    ):
-        raise UsageError(
-            f"column {column!r} holds {kind}, not JSON text: expected a string or binary column"
-        )
-    return (value if value is not None else "" for value in values.to_pylist())
+    )
 
 
 def _never(_: object) -> bool:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Literal
 
+from unicite.analytics._analyze import holds_text
 from unicite.exceptions import UsageError
 
 if TYPE_CHECKING:
@@ -162,16 +163,7 @@ def _parquet_layout(path: str, column: str | None) -> tuple[int, str]:
 
 
 def _json_column_name(path: str, schema: pa.Schema, column: str | None) -> str:
-    import pyarrow as pa
-
-    textual: list[str] = [
-        f.name
-        for f in schema
-        if pa.types.is_string(f.type)
-        or pa.types.is_large_string(f.type)
-        or pa.types.is_binary(f.type)
-        or pa.types.is_large_binary(f.type)
-    ]
+    textual: list[str] = [f.name for f in schema if holds_text(f.type)]
     if column is not None:
         if column not in schema.names:
             raise InputError(f"{path}: no column {column!r} (it has {', '.join(schema.names)})")
