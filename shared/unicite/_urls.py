@@ -270,7 +270,6 @@ def _get_extractor() -> tldextract.TLDExtract:
         return _EXTRACTOR
 
 
-@functools.lru_cache(maxsize=4096)
 def _lookup_registrable(host: str) -> str:
     if _DNS_NAME_RE.fullmatch(host):
         return _dns_registrable(host)
@@ -289,6 +288,7 @@ def _dns_registrable(host: str) -> str:
     return host
 
 
+@functools.lru_cache(maxsize=4096)
 def _extracted_registrable(host: str) -> str:
     try:
         result = _get_extractor()(host)
