@@ -18,6 +18,7 @@ __all__ = [
     "GEMINI_TEXT_PART_FIELDS",
     "OPENAI_QUIET_ITEMS",
     "OPENAI_SEARCH_TOOLS",
+    "interaction_key",
     "looks_like_interaction",
 ]
 
@@ -131,3 +132,16 @@ def looks_like_interaction(data: Mapping[str, Any]) -> bool:
     if not any(key in data for key in ("id", "status", "model", "agent")):
         return False
     return all(isinstance(item, Mapping) and isinstance(item.get("type"), str) for item in items)
+
+
+def interaction_key(key: str) -> str:
+    """The snake_case name the Gemini reader gives an interaction's key: ``file_search``.
+
+    An underscore goes before each capital that follows a lower-case letter or a digit.
+    """
+    out = []
+    for n, ch in enumerate(key):
+        if ch.isupper() and n and (key[n - 1].islower() or key[n - 1].isdigit()):
+            out.append("_")
+        out.append(ch.lower() if ch.isupper() else ch)
+    return "".join(out)

@@ -45,7 +45,11 @@ from unicite._urls import domain_hint
 from unicite.analytics._fast._sources import FastSources, is_redirect
 from unicite.analytics._fast._types import FastReader
 from unicite.analytics._rows import Row
-from unicite.providers.shapes import GEMINI_PART_FIELDS, looks_like_interaction
+from unicite.providers.shapes import (
+    GEMINI_PART_FIELDS,
+    interaction_key,
+    looks_like_interaction,
+)
 from unicite.sources import page_key
 
 __all__ = ["READERS", "read_gemini"]
@@ -685,16 +689,6 @@ def read_gemini(data: Mapping[str, Any]) -> Row | None:
 # --- Interactions API ------------------------------------------------------------------------
 
 
-def _snake_key(key: str) -> str:
-    """The snake_case name the provider reader gives an interaction's key."""
-    out = []
-    for n, ch in enumerate(key):
-        if ch.isupper() and n and (key[n - 1].islower() or key[n - 1].isdigit()):
-            out.append("_")
-        out.append(ch.lower() if ch.isupper() else ch)
-    return "".join(out)
-
-
 _SNAKE_KEYS = frozenset(
     {
         "agent",
@@ -749,7 +743,7 @@ def _get(data: Mapping[str, Any], key: str) -> Any:
     value = data.get(key)
     if value is None and not data.keys() <= _SNAKE_KEYS:
         for name, item in data.items():
-            if item is not None and name != key and _snake_key(name) == key:
+            if item is not None and name != key and interaction_key(name) == key:
                 return item
     return value
 

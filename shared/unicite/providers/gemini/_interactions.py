@@ -41,6 +41,7 @@ from unicite.providers.gemini._response import (
 )
 from unicite.providers.gemini._shape import _is_empty, _type_name, renamed
 from unicite.providers.gemini._stream import SettlingStream
+from unicite.providers.shapes import interaction_key
 
 __all__ = ["InteractionReader", "InteractionStream", "looks_like_event"]
 
@@ -79,18 +80,9 @@ _STARTED = ("interaction.created", "interaction.start")
 _COMPLETED = ("interaction.completed", "interaction.complete")
 
 
-def _snake_key(key: str) -> str:
-    out = []
-    for n, ch in enumerate(key):
-        if ch.isupper() and n and (key[n - 1].islower() or key[n - 1].isdigit()):
-            out.append("_")
-        out.append(ch.lower() if ch.isupper() else ch)
-    return "".join(out)
-
-
 def _plain(value: Any) -> Any:
     """A snake_case copy of `value` with nulls dropped (SDK dumps write one per unset field)."""
-    return renamed(value, _snake_key, _OPAQUE)
+    return renamed(value, interaction_key, _OPAQUE)
 
 
 def looks_like_event(event: Mapping[str, Any]) -> bool:
