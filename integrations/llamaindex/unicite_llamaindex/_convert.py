@@ -9,7 +9,9 @@ is to unicite's provider readers, which read those shapes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, get_args
 
 from llama_index.core.base.llms.types import (
@@ -25,7 +27,7 @@ from llama_index.core.base.response.schema import (
     Response,
     StreamingResponse,
 )
-from llama_index.core.schema import NodeWithScore
+from llama_index.core.schema import MetadataMode, NodeWithScore
 from pydantic import ValidationError
 
 from unicite import (
@@ -354,8 +356,40 @@ def _read_citation_block(
 # --- responses ------------------------------------------------------------------------------
 
 
-SourceCache = dict[tuple[str, int, "int | None", "int | None"], Source]
-"""Sources already read, by node id, rank and chunk offsets (a run reads each node once)."""
+class SourceCache:
+    """Sources already read from nodes, shared by the runs of one handler or engine.
+
+    A query engine retrieves from a fixed index: the same nodes come back query after query, so
+    each is read once. An entry is keyed by everything its source is read from (node type and
+    id, text, metadata, document offsets, parent document, score, rank, chunk), so a node that
+    changed in any of them is read again. What was odd about a node (its diagnostics) is kept
+    with its source and given again on every hit. Bounded: least recently used out; safe to
+    share between threads.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Hashable, tuple[Source, tuple[str, ...]]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: Hashable) -> tuple[Source, tuple[str, ...]] | None:
+        """The source read for `key` and the notes reading it gave, or None."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def put(self, key: Hashable, source: Source, notes: Sequence[str]) -> None:
+        """Remember what reading the node of `key` gave."""
+        with self._lock:
+            self._entries[key] = (source, tuple(notes))
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
 
 
 def table_from_nodes(
@@ -370,7 +404,7 @@ def table_from_nodes(
     back to the `retrieved` node whose text holds its text, so it cites that node (or the
     chunk of it, with its offsets). A repeated label keeps its first node, with a diagnostic.
     """
-    cache = {} if cache is None else cache
+    cache = SourceCache() if cache is None else cache
     tracer = _Tracer(retrieved) if retrieved else None
     refs = [
         tracer.trace(node, n)
@@ -394,18 +428,52 @@ def table_from_nodes(
 def cached_sources(
     refs: Sequence[tuple[NodeWithScore, int, Chunk | None]], cache: SourceCache, notes: list[str]
 ) -> list[Source]:
-    """The source of each node (rank, chunk), read once: what `cache` lacks in one batch."""
-    keys = [_cache_key(ref) for ref in refs]
-    missing = {key: ref for key, ref in zip(keys, refs, strict=True) if key not in cache}
-    if missing:
-        read = sources_from_nodes(list(missing.values()), diagnostics=notes)
-        cache.update(zip(missing, read, strict=True))
-    return [cache[key] for key in keys]
+    """The source of each node (rank, chunk): from `cache` when read before, else read now."""
+    sources: list[Source] = []
+    for ref in refs:
+        key = _cache_key(ref)
+        hit = cache.get(key) if key is not None else None
+        if hit is None:
+            read_notes: list[str] = []
+            source = sources_from_nodes([ref], diagnostics=read_notes)[0]
+            if key is not None:
+                cache.put(key, source, read_notes)
+        else:
+            source, read_notes = hit[0], list(hit[1])
+        notes.extend(note for note in read_notes if note not in notes)
+        sources.append(source)
+    return sources
 
 
-def _cache_key(ref: tuple[NodeWithScore, int, Chunk | None]) -> tuple[str, int, Any, Any]:
+def _cache_key(ref: tuple[NodeWithScore, int, Chunk | None]) -> Hashable | None:
+    """Everything the source of a node (rank, chunk) is read from; None when it cannot be told."""
     node, rank, chunk = ref
-    return (node.node.node_id, rank, chunk and chunk.start, chunk and chunk.end)
+    base = node.node if isinstance(node, NodeWithScore) else node
+    score = node.score if isinstance(node, NodeWithScore) else None
+    metadata = getattr(base, "metadata", None)
+    try:
+        content = base.get_content(metadata_mode=MetadataMode.NONE)
+        shown = (
+            tuple(sorted((str(k), repr(v)) for k, v in metadata.items()))
+            if isinstance(metadata, dict)
+            else repr(metadata)
+        )
+        key = (
+            type(base),
+            base.node_id,
+            content if isinstance(content, str) else repr(content),
+            shown,
+            getattr(base, "start_char_idx", None),
+            getattr(base, "end_char_idx", None),
+            base.ref_doc_id,
+            score,
+            rank,
+            chunk,
+        )
+        hash(key)
+    except Exception:
+        return None
+    return key
 
 
 class _Tracer:

@@ -107,7 +107,6 @@ class _Run:
     """Each retrieved node's rank in its retrieval."""
     in_ledger: int = 0
     """How many of the retrieved nodes are in the ledger (sources are read when needed)."""
-    sources: SourceCache = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     parent: _Run | None = None
     """The run a nested workflow run (an agent run from a step or a tool) ran inside."""
@@ -170,6 +169,8 @@ class _Core:
         self.answers: OrderedDict[str, CitedAnswer] = OrderedDict()
         self.last: CitedAnswer | None = None
         self.emitted: set[str] = set()
+        self.sources = SourceCache()
+        """Sources read from retrieved nodes, shared by every run (see `SourceCache`)."""
         self.streamed: ContextVar[_Pending | None] = ContextVar(
             "unicite_streamed_prompt", default=None
         )
@@ -573,7 +574,7 @@ class _Core:
             ranks = list(run.ranks)
         if call.nodes is not None:
             notes: list[str] = []
-            table = table_from_nodes(call.nodes, notes, retrieved, run.sources)
+            table = table_from_nodes(call.nodes, notes, retrieved, self.sources)
             run.notes.extend(notes)
             return table
         self._flush(run, retrieved, ranks)
@@ -592,7 +593,7 @@ class _Core:
         if run.in_ledger < len(retrieved):
             fresh = zip(retrieved[run.in_ledger :], ranks[run.in_ledger :], strict=True)
             refs = [(node, rank, None) for node, rank in fresh]
-            run.ledger.add_all(cached_sources(refs, run.sources, run.notes))
+            run.ledger.add_all(cached_sources(refs, self.sources, run.notes))
             run.in_ledger = len(retrieved)
 
     def _reported(self, event: CitationsEvent) -> None:

@@ -20,7 +20,7 @@ from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.llms import ChatMessage
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.query_engine import CitationQueryEngine
-from llama_index.core.schema import NodeWithScore
+from llama_index.core.schema import NodeWithScore, TextNode
 from llama_index.core.tools import FunctionTool
 from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
 
@@ -369,3 +369,63 @@ def test_a_llamaindex_llm_attributes_and_is_not_cited_itself(index: Any) -> None
         (["msm-marees"], "posthoc-llm"),
         (["msm-pont"], "posthoc-llm"),
     ]
+
+
+def test_nodes_are_read_once_across_runs(index: Any) -> None:
+    engine = CitationQueryEngine.from_args(index, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3)
+    with CitationEventHandler() as handler:
+        engine.query(QUERY)
+        first = handler.answer
+        engine.query(QUERY)
+        second = handler.answer
+    assert first is not None
+    assert second is not None
+    assert second is not first
+    assert second == first
+    # The second run took the sources the first one read: the same objects, not equal copies.
+    assert all(a is b for a, b in zip(first.sources, second.sources, strict=True))
+
+
+def test_a_node_changed_between_runs_is_read_again() -> None:
+    before = build_index(corpus_nodes())
+    moved = [
+        TextNode(
+            id_=node.id_,
+            text=node.text,
+            metadata={**node.metadata, "url": node.metadata["url"] + "?v=2"},
+        )
+        for node in corpus_nodes()
+    ]
+    after = build_index(moved)
+    with CitationEventHandler() as handler:
+        CitationQueryEngine.from_args(
+            before, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3
+        ).query(QUERY)
+        old = handler.answer
+        CitationQueryEngine.from_args(
+            after, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3
+        ).query(QUERY)
+        new = handler.answer
+    assert old is not None
+    assert new is not None
+    assert [s.id for s in new.cited_sources()] == [s.id for s in old.cited_sources()]
+    assert all(s.url is not None and s.url.endswith("?v=2") for s in new.cited_sources())
+    assert not any(s.url is not None and s.url.endswith("?v=2") for s in old.sources)
+
+
+def test_what_was_odd_about_a_node_is_said_on_every_run() -> None:
+    odd = build_index(
+        [
+            TextNode(id_=node.id_, text=node.text, metadata={**node.metadata, "title": 1789})
+            for node in corpus_nodes()
+        ]
+    )
+    engine = CitationQueryEngine.from_args(odd, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3)
+    with CitationEventHandler() as handler:
+        answers = []
+        for _ in range(2):
+            engine.query(QUERY)
+            assert handler.answer is not None
+            answers.append(handler.answer)
+    for answer in answers:
+        assert any("metadata 'title' is not text" in d for d in answer.diagnostics), answer
