@@ -206,7 +206,8 @@ def cite(
     read_brackets = not base.citations and policy.markers in ("auto", "brackets")
     cited = _number(cited, policy, escape=read_brackets)
     if notes:
-        cited = cited.replace(diagnostics=_unique([*cited.diagnostics, *notes]))
+        # Diagnostics and (below) citation ids touch no invariant: no second validation.
+        cited = cited.model_copy(update={"diagnostics": _unique([*cited.diagnostics, *notes])})
     cited = _with_ids(cited)
     grounded = bool(shown or base.sources)
     read = not isinstance(answer, (str, CitedAnswer))
@@ -229,7 +230,7 @@ def _with_ids(answer: CitedAnswer) -> CitedAnswer:
             taken.add(f"ref-{k}")
             citation = citation.model_copy(update={"id": f"ref-{k}"})
         citations.append(citation)
-    return answer.replace(citations=citations)
+    return answer.model_copy(update={"citations": citations})
 
 
 # --- inputs --------------------------------------------------------------------------------

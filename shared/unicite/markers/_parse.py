@@ -508,7 +508,12 @@ def build_answer(text: str, context: Context) -> CitedAnswer:
 
     claims = claim_spans(new_text, [(start, end) for start, end, _ in groups])
     # A marker citing a page of a file (a paged chunk) points at that page.
-    pages = {s.id: page for s in context.table.sources if (page := s.page_location()) is not None}
+    first_ids = {ids[0] for _, _, ids in groups}
+    pages = {
+        s.id: page
+        for s in context.table.sources
+        if s.id in first_ids and (page := s.page_location()) is not None
+    }
     citations = [
         # model_validate is several times faster than model_construct in pydantic 2.
         Citation.model_validate(

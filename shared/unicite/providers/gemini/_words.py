@@ -42,8 +42,13 @@ _UNSPACED = (
 )
 
 
+_FIRST_UNSPACED = _UNSPACED[0][0]
+
+
 def _unspaced(ch: str) -> bool:
     code = ord(ch)
+    if code < _FIRST_UNSPACED:
+        return False  # Latin, Greek, Cyrillic, Arabic, Indic, ...: the common case, one test
     return any(low <= code <= high for low, high in _UNSPACED)
 
 
