@@ -9,9 +9,7 @@ is to unicite's provider readers, which read those shapes.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, get_args
 
 from llama_index.core.base.llms.types import (
@@ -27,7 +25,7 @@ from llama_index.core.base.response.schema import (
     Response,
     StreamingResponse,
 )
-from llama_index.core.schema import MetadataMode, NodeWithScore
+from llama_index.core.schema import NodeWithScore
 from pydantic import ValidationError
 
 from unicite import (
@@ -52,16 +50,15 @@ from unicite.sources import SourceLedger
 from unicite_llamaindex._nodes import (
     SOURCE_ID_KEY,
     Chunk,
+    SourceCache,
+    cached_sources,
     label_number,
     node_metadata,
     node_text,
-    sources_from_nodes,
 )
 from unicite_llamaindex._policy import answer_input, cite_answer, resolve_policy
 
 __all__ = [
-    "SourceCache",
-    "cached_sources",
     "from_citation_blocks",
     "from_llamaindex_response",
     "table_from_nodes",
@@ -356,42 +353,6 @@ def _read_citation_block(
 # --- responses ------------------------------------------------------------------------------
 
 
-class SourceCache:
-    """Sources already read from nodes, shared by the runs of one handler or engine.
-
-    A query engine retrieves from a fixed index: the same nodes come back query after query, so
-    each is read once. An entry is keyed by everything its source is read from (node type and
-    id, text, metadata, document offsets, parent document, score, rank, chunk), so a node that
-    changed in any of them is read again. What was odd about a node (its diagnostics) is kept
-    with its source and given again on every hit. Bounded: least recently used out; safe to
-    share between threads.
-    """
-
-    def __init__(self, size: int = 4096) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[Hashable, tuple[Source, tuple[str, ...]]] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, key: Hashable) -> tuple[Source, tuple[str, ...]] | None:
-        """The source read for `key` and the notes reading it gave, or None."""
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-            return entry
-
-    def put(self, key: Hashable, source: Source, notes: Sequence[str]) -> None:
-        """Remember what reading the node of `key` gave."""
-        with self._lock:
-            self._entries[key] = (source, tuple(notes))
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-
-
 def table_from_nodes(
     nodes: Sequence[NodeWithScore],
     notes: list[str],
@@ -423,57 +384,6 @@ def table_from_nodes(
             continue
         table[number] = source
     return table
-
-
-def cached_sources(
-    refs: Sequence[tuple[NodeWithScore, int, Chunk | None]], cache: SourceCache, notes: list[str]
-) -> list[Source]:
-    """The source of each node (rank, chunk): from `cache` when read before, else read now."""
-    sources: list[Source] = []
-    for ref in refs:
-        key = _cache_key(ref)
-        hit = cache.get(key) if key is not None else None
-        if hit is None:
-            read_notes: list[str] = []
-            source = sources_from_nodes([ref], diagnostics=read_notes)[0]
-            if key is not None:
-                cache.put(key, source, read_notes)
-        else:
-            source, read_notes = hit[0], list(hit[1])
-        notes.extend(note for note in read_notes if note not in notes)
-        sources.append(source)
-    return sources
-
-
-def _cache_key(ref: tuple[NodeWithScore, int, Chunk | None]) -> Hashable | None:
-    """Everything the source of a node (rank, chunk) is read from; None when it cannot be told."""
-    node, rank, chunk = ref
-    base = node.node if isinstance(node, NodeWithScore) else node
-    score = node.score if isinstance(node, NodeWithScore) else None
-    metadata = getattr(base, "metadata", None)
-    try:
-        content = base.get_content(metadata_mode=MetadataMode.NONE)
-        shown = (
-            tuple(sorted((str(k), repr(v)) for k, v in metadata.items()))
-            if isinstance(metadata, dict)
-            else repr(metadata)
-        )
-        key = (
-            type(base),
-            base.node_id,
-            content if isinstance(content, str) else repr(content),
-            shown,
-            getattr(base, "start_char_idx", None),
-            getattr(base, "end_char_idx", None),
-            base.ref_doc_id,
-            score,
-            rank,
-            chunk,
-        )
-        hash(key)
-    except Exception:
-        return None
-    return key
 
 
 class _Tracer:

@@ -57,7 +57,8 @@ from unicite import CitedAnswer, CitePolicy, Source, UsageError
 from unicite.exceptions import describe_error
 from unicite.sources import SourceLedger
 from unicite_llamaindex._capture import QueryCapture, active_capture, same_text
-from unicite_llamaindex._convert import SourceCache, cached_sources, table_from_nodes
+from unicite_llamaindex._convert import table_from_nodes
+from unicite_llamaindex._nodes import SourceCache, cached_sources
 from unicite_llamaindex._policy import (
     Table,
     answer_input,

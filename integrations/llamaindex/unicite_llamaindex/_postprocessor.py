@@ -20,11 +20,12 @@ from unicite_llamaindex._nodes import (
     SOURCE_ID_KEY,
     TEXT_KEY,
     Chunk,
+    SourceCache,
+    cached_sources,
     default_splitter,
     label_number,
     node_metadata,
     node_text,
-    sources_from_nodes,
     split_text,
 )
 
@@ -61,8 +62,9 @@ class CitationPostprocessor(BaseNodePostprocessor):
 
     Labels are positions (1, 2, ...) in the returned list; with a `SourceLedger` (``ledger=``,
     or the `unicite.sources.current_ledger` of the run) they are the ledger's sids, so several
-    retrievals in one run never reuse a number. The postprocessor keeps no state between calls:
-    it is safe to share between threads and tasks.
+    retrievals in one run never reuse a number. Between calls the postprocessor keeps only the
+    sources it read from nodes (a bounded, thread-safe cache: a corpus is read once, not per
+    query): it is safe to share between threads and tasks.
     """
 
     chunk_size: int | None = Field(
@@ -81,6 +83,7 @@ class CitationPostprocessor(BaseNodePostprocessor):
     )
 
     _splitter: TextSplitter | None = PrivateAttr(default=None)
+    _sources: SourceCache = PrivateAttr(default_factory=SourceCache)
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the default splitter once."""
@@ -112,7 +115,7 @@ class CitationPostprocessor(BaseNodePostprocessor):
                 )
                 continue
             refs.extend((item, rank, chunk) for chunk in self._chunks(item, result.diagnostics))
-        sources = sources_from_nodes(refs, diagnostics=result.diagnostics)
+        sources = cached_sources(refs, self._sources, result.diagnostics)
         seen: set[str] = set()
         for (item, _, chunk), source in zip(refs, sources, strict=True):
             if ledger is not None:

@@ -457,8 +457,9 @@ def build_answer(text: str, context: Context) -> CitedAnswer:
     resolved = [context.resolve(token, footnotes) for token in scanned.tokens]
     problems: list[str] = []
     for token, (_, token_problems) in zip(scanned.tokens, resolved, strict=True):
-        marker = shown(text[token.start : token.end])
-        problems.extend(f"marker {marker} at {token.start}: {p}" for p in token_problems)
+        if token_problems:
+            marker = shown(text[token.start : token.end])
+            problems.extend(f"marker {marker} at {token.start}: {p}" for p in token_problems)
     diagnostics.extend(problems)
     for token in scanned.left:
         if any(hi >= max(context.table.base, 1) for _, hi in token.ranges):

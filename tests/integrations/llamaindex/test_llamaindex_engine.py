@@ -595,3 +595,31 @@ def test_async_live_text_is_the_final_text(index: Any, chunk: int, options: dict
     final = citations(response)
     assert "".join(live) == final.text == response.response == expected.text
     assert final == expected
+
+
+def test_nodes_are_read_once_across_queries(index: Any) -> None:
+    cited = engine(index)
+    first = citations(cited.query(QUERY))
+    second = citations(cited.query(QUERY))
+    assert second == first
+    # The second query took the sources the first one read: the same objects, not copies.
+    assert all(a is b for a, b in zip(first.sources, second.sources, strict=True))
+
+
+def test_a_node_changed_between_queries_is_read_again() -> None:
+    moved = [
+        TextNode(
+            id_=node.id_,
+            text=node.text,
+            metadata={**node.metadata, "url": node.metadata["url"] + "?v=2"},
+        )
+        for node in corpus_nodes()
+    ]
+    cited = engine(build_index(corpus_nodes()))
+    old = citations(cited.query(QUERY))
+    # The same engine (and postprocessor) over an index whose nodes changed their URLs.
+    cited._retriever = build_index(moved).as_retriever(similarity_top_k=4)
+    new = citations(cited.query(QUERY))
+    assert [s.id for s in new.sources] == [s.id for s in old.sources]
+    assert all(s.url is not None and s.url.endswith("?v=2") for s in new.sources)
+    assert not any(s.url is not None and s.url.endswith("?v=2") for s in old.sources)
