@@ -8,6 +8,7 @@ Segmentation, parsing, streaming, renumbering and sources lists all read markers
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -310,8 +311,22 @@ def expand_ranges(ranges: Iterable[tuple[int, int]]) -> list[int]:
     return [n for first, last in ranges if last - first < MAX_RANGE for n in range(first, last + 1)]
 
 
-def _ranges(spec: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...], bool, str]:
+_Ranges = tuple[tuple[tuple[int, int], ...], tuple[str, ...], bool, str]
+_CACHED_SPEC = 64
+"""Number lists up to this long are read once (`_cached_ranges`): answers repeat a few."""
+
+
+def _ranges(spec: str) -> _Ranges:
     """Ranges, syntax problems, whether a range was written, and the separator of a list."""
+    return _cached_ranges(spec) if len(spec) <= _CACHED_SPEC else _read_ranges(spec)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_ranges(spec: str) -> _Ranges:
+    return _read_ranges(spec)
+
+
+def _read_ranges(spec: str) -> _Ranges:
     numbers = [int(n) for n in _NUMBER_RE.findall(spec)]
     separators = [m.group(1) for m in _SEPARATOR_RE.finditer(spec)]
     ranges: list[tuple[int, int]] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Mapping, Sequence
 
@@ -221,12 +222,28 @@ def keeps_numbers(named: Sequence[tuple[int, str]], numbers: Mapping[str, int]) 
     return all(numbers.get(sid) == n for n, sid in named)
 
 
+_CACHED_MARKER = 64
+"""Markers up to this long are rewritten once per set of numbers (`_rewritten` is cached)."""
+
+
 def rewrite_marker(marker: str, numbers: Sequence[int]) -> str | None:
     """``marker`` (one or more adjacent markers) written again for 1-based ``numbers``.
 
     The style, and for lists their separator, name (``S``), turn (``4:``) and bracket shape,
     come from the first marker; None when the text holds no numbered marker (a link).
     """
+    if len(marker) <= _CACHED_MARKER and len(numbers) <= _CACHED_MARKER:
+        return _cached_rewrite(marker, tuple(numbers))
+    return _rewritten(marker, numbers)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_rewrite(marker: str, numbers: tuple[int, ...]) -> str | None:
+    # Answers repeat a few short markers ("[3]" that becomes "[1]"): a pure function of both.
+    return _rewritten(marker, numbers)
+
+
+def _rewritten(marker: str, numbers: Sequence[int]) -> str | None:
     tokens: list[Token] = []
     for m in MARKER_RE.finditer(marker):
         token = read_token(marker, m.start(), m.end())
