@@ -133,9 +133,21 @@ CORPUS: tuple[tuple[str, str, str, str], ...] = (
 """Four passages about the Mont-Saint-Michel: (node id, URL, title, text)."""
 
 
-def corpus_nodes() -> list[TextNode]:
-    """The corpus as text nodes with URL and title metadata."""
+def corpus_nodes(**metadata: Any) -> list[TextNode]:
+    """The corpus as text nodes with URL and title metadata (`metadata` overrides both)."""
     return [
-        TextNode(id_=node_id, text=text, metadata={"url": url, "title": title})
+        TextNode(id_=node_id, text=text, metadata={"url": url, "title": title, **metadata})
         for node_id, url, title, text in CORPUS
+    ]
+
+
+def moved_nodes() -> list[TextNode]:
+    """The corpus nodes, same ids and texts, each at a new URL (``?v=2`` appended)."""
+    return [
+        TextNode(
+            id_=node.id_,
+            text=node.text,
+            metadata={**node.metadata, "url": node.metadata["url"] + "?v=2"},
+        )
+        for node in corpus_nodes()
     ]

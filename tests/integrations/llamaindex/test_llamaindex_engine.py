@@ -12,7 +12,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from _llamaindex_fakes import ScriptedLLM, build_index, corpus_nodes
+from _llamaindex_fakes import ScriptedLLM, build_index, corpus_nodes, moved_nodes
 from llama_index.core.base.response.schema import (
     AsyncStreamingResponse,
     Response,
@@ -607,14 +607,7 @@ def test_nodes_are_read_once_across_queries(index: Any) -> None:
 
 
 def test_a_node_changed_between_queries_is_read_again() -> None:
-    moved = [
-        TextNode(
-            id_=node.id_,
-            text=node.text,
-            metadata={**node.metadata, "url": node.metadata["url"] + "?v=2"},
-        )
-        for node in corpus_nodes()
-    ]
+    moved = moved_nodes()
     cited = engine(build_index(corpus_nodes()))
     old = citations(cited.query(QUERY))
     # The same engine (and postprocessor) over an index whose nodes changed their URLs.

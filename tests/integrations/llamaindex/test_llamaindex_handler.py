@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from _llamaindex_fakes import ScriptedLLM, build_index, corpus_nodes
+from _llamaindex_fakes import ScriptedLLM, build_index, corpus_nodes, moved_nodes
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ToolCallBlock
 from llama_index.core.instrumentation import get_dispatcher
@@ -20,7 +20,7 @@ from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.llms import ChatMessage
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.query_engine import CitationQueryEngine
-from llama_index.core.schema import NodeWithScore, TextNode
+from llama_index.core.schema import NodeWithScore
 from llama_index.core.tools import FunctionTool
 from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
 
@@ -388,14 +388,7 @@ def test_nodes_are_read_once_across_runs(index: Any) -> None:
 
 def test_a_node_changed_between_runs_is_read_again() -> None:
     before = build_index(corpus_nodes())
-    moved = [
-        TextNode(
-            id_=node.id_,
-            text=node.text,
-            metadata={**node.metadata, "url": node.metadata["url"] + "?v=2"},
-        )
-        for node in corpus_nodes()
-    ]
+    moved = moved_nodes()
     after = build_index(moved)
     with CitationEventHandler() as handler:
         CitationQueryEngine.from_args(
@@ -414,12 +407,7 @@ def test_a_node_changed_between_runs_is_read_again() -> None:
 
 
 def test_what_was_odd_about_a_node_is_said_on_every_run() -> None:
-    odd = build_index(
-        [
-            TextNode(id_=node.id_, text=node.text, metadata={**node.metadata, "title": 1789})
-            for node in corpus_nodes()
-        ]
-    )
+    odd = build_index(corpus_nodes(title=1789))
     engine = CitationQueryEngine.from_args(odd, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3)
     with CitationEventHandler() as handler:
         answers = []
