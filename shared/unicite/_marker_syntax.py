@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 __all__ = [
     "BACKTICKS_RE",
@@ -24,10 +24,12 @@ __all__ = [
     "MARKER_RE",
     "MARKER_SHAPE_RE",
     "MAX_RANGE",
+    "SHORT",
     "URL_PARENS_PREFIX",
     "URL_SCAN",
     "MarkerKind",
     "Token",
+    "cached_when_short",
     "code_spans",
     "expand_ranges",
     "footnote_number",
@@ -312,21 +314,33 @@ def expand_ranges(ranges: Iterable[tuple[int, int]]) -> list[int]:
 
 
 _Ranges = tuple[tuple[tuple[int, int], ...], tuple[str, ...], bool, str]
-_CACHED_SPEC = 64
-"""Number lists up to this long are read once (`_cached_ranges`): answers repeat a few."""
+
+SHORT = 64
+"""Arguments up to this long are worth caching: answers repeat a few short markers."""
+
+_F = TypeVar("_F", bound=Callable[..., object])
 
 
+def cached_when_short(fn: _F) -> _F:
+    """`fn` with an LRU cache (4,096 entries) for calls whose arguments are all `SHORT` or less.
+
+    For pure functions of short strings or tuples that answers repeat (``[3]`` read, ``[3]``
+    rewritten as ``[1]``); a longer argument is read as it comes, so the cache stays small.
+    """
+    cached = functools.lru_cache(maxsize=4096)(fn)
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> Any:
+        if all(len(arg) <= SHORT for arg in args):
+            return cached(*args)
+        return fn(*args)
+
+    return call  # type: ignore[return-value]
+
+
+@cached_when_short
 def _ranges(spec: str) -> _Ranges:
     """Ranges, syntax problems, whether a range was written, and the separator of a list."""
-    return _cached_ranges(spec) if len(spec) <= _CACHED_SPEC else _read_ranges(spec)
-
-
-@functools.lru_cache(maxsize=4096)
-def _cached_ranges(spec: str) -> _Ranges:
-    return _read_ranges(spec)
-
-
-def _read_ranges(spec: str) -> _Ranges:
     numbers = [int(n) for n in _NUMBER_RE.findall(spec)]
     separators = [m.group(1) for m in _SEPARATOR_RE.finditer(spec)]
     ranges: list[tuple[int, int]] = []

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from collections.abc import Mapping, Sequence
 
-from unicite._marker_syntax import MARKER_RE, Token, expand_ranges, marker_spans, read_token
+from unicite._marker_syntax import (
+    MARKER_RE,
+    Token,
+    cached_when_short,
+    expand_ranges,
+    marker_spans,
+    read_token,
+)
 from unicite._marks import format_marker
 from unicite._segment import cached_segments
 from unicite.exceptions import UsageError
@@ -222,28 +228,17 @@ def keeps_numbers(named: Sequence[tuple[int, str]], numbers: Mapping[str, int]) 
     return all(numbers.get(sid) == n for n, sid in named)
 
 
-_CACHED_MARKER = 64
-"""Markers up to this long are rewritten once per set of numbers (`_rewritten` is cached)."""
-
-
 def rewrite_marker(marker: str, numbers: Sequence[int]) -> str | None:
     """``marker`` (one or more adjacent markers) written again for 1-based ``numbers``.
 
     The style, and for lists their separator, name (``S``), turn (``4:``) and bracket shape,
     come from the first marker; None when the text holds no numbered marker (a link).
     """
-    if len(marker) <= _CACHED_MARKER and len(numbers) <= _CACHED_MARKER:
-        return _cached_rewrite(marker, tuple(numbers))
-    return _rewritten(marker, numbers)
+    return _rewritten(marker, tuple(numbers))
 
 
-@functools.lru_cache(maxsize=4096)
-def _cached_rewrite(marker: str, numbers: tuple[int, ...]) -> str | None:
-    # Answers repeat a few short markers ("[3]" that becomes "[1]"): a pure function of both.
-    return _rewritten(marker, numbers)
-
-
-def _rewritten(marker: str, numbers: Sequence[int]) -> str | None:
+@cached_when_short
+def _rewritten(marker: str, numbers: tuple[int, ...]) -> str | None:
     tokens: list[Token] = []
     for m in MARKER_RE.finditer(marker):
         token = read_token(marker, m.start(), m.end())
