@@ -17,18 +17,16 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from _harness import Figure, median_time
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "providers"))
 
-from _fixtures import cassette_bodies  # noqa: E402
+from _fixtures import CASSETTES, cassette_bodies  # noqa: E402
 
 from unicite.analytics import fast_row  # noqa: E402
 from unicite.providers import extract  # noqa: E402
@@ -107,14 +105,12 @@ def _sdk_type(body: object) -> Callable[[Any], Any] | None:
 def _cassette_responses() -> list[tuple[str, dict[str, Any], Callable[[Any], Any]]]:
     """Every JSON response of the project's cassettes that a current SDK type parses."""
     found = []
-    for path in sorted((ROOT / "cassettes").rglob("*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        for k, interaction in enumerate(data.get("interactions") or ()):
-            response = interaction["response"]
-            body = response.get("parsed_body")
-            if body is None:
+    for path in sorted(CASSETTES.rglob("*.yaml")):
+        relative = str(path.relative_to(CASSETTES))
+        for k, body in enumerate(cassette_bodies(relative)):
+            if isinstance(body, str):
                 try:
-                    body = json.loads(response.get("body") or "")
+                    body = json.loads(body)
                 except ValueError:
                     continue  # a stream or an empty body
             parse = _sdk_type(body)
@@ -126,32 +122,20 @@ def _cassette_responses() -> list[tuple[str, dict[str, Any], Callable[[Any], Any
                 parse(body)
             except ValueError:
                 continue  # older recording the current SDK types refuse
-            found.append((f"{path.relative_to(ROOT / 'cassettes')}#{k}", body, parse))
+            found.append((f"{relative}#{k}", body, parse))
     return found
-
-
-def _best(fn: Callable[[], object], number: int = 20, rounds: int = 5) -> float:
-    """Seconds per call: the fastest of `rounds` rounds of `number` calls."""
-    fn()
-    best = float("inf")
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
 
 
 def _worst_payload() -> list[Figure]:
     measured = []
     for name, body, parse in _cassette_responses():
-        ours = _best(lambda body=body: extract(body))
-        sdk = _best(lambda body=body, parse=parse: parse(body))
+        ours = median_time(lambda body=body: extract(body), repeat=5, number=20)
+        sdk = median_time(lambda body=body, parse=parse: parse(body), repeat=5, number=20)
         measured.append((ours / sdk, ours, sdk, name, body))
     _, ours, sdk, name, body = max(measured, key=lambda m: m[0])
     raw = json.dumps(body).encode("utf-8")
-    loads = _best(lambda: json.loads(raw), number=200)
-    fast = _best(lambda: fast_row(body), number=200)
+    loads = median_time(lambda: json.loads(raw), repeat=5, number=200)
+    fast = median_time(lambda: fast_row(body), repeat=5, number=200)
     cited = len(extract(body).citations)
     count = len(measured)
     return [
