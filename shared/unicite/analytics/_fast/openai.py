@@ -114,6 +114,16 @@ class _Reading:
         self.cited = False
         """Whether a text part carries a url or file citation annotation."""
 
+    def row(self, model: str | None, grounded: bool | None) -> Row:
+        """The response's row: what was read, with its model and grounding."""
+        return self.sources.row(
+            provider=NAME,
+            model=model,
+            grounded=grounded,
+            citations=self.citations,
+            diagnostics=self.diagnostics,
+        )
+
     def cite(self, position: int) -> None:
         """Count a citation of the source at ``position``."""
         self.citations += 1
@@ -370,13 +380,7 @@ def _read_response(data: Mapping[str, Any]) -> Row:
     grounded: bool | None = None
     if effective or calls or offered or (search_model and not isinstance(tools, list)):
         grounded = effective
-    return reading.sources.row(
-        provider=NAME,
-        model=model,
-        grounded=grounded,
-        citations=reading.citations,
-        diagnostics=reading.diagnostics,
-    )
+    return reading.row(model, grounded)
 
 
 # --- Chat Completions ---------------------------------------------------------------------
@@ -424,13 +428,7 @@ def _read_completion(data: Mapping[str, Any]) -> Row:
     cited = any(_is_object(a) and a.get("type") == "url_citation" for a in annotations)
     name = model or ""
     grounded = cited if cited or "search" in name or name.endswith(":online") else None
-    return reading.sources.row(
-        provider=NAME,
-        model=model,
-        grounded=grounded,
-        citations=reading.citations,
-        diagnostics=reading.diagnostics,
-    )
+    return reading.row(model, grounded)
 
 
 READERS: dict[str, FastReader] = {
