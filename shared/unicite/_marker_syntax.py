@@ -326,6 +326,7 @@ def cached_when_short(fn: _F) -> _F:
 
     For pure functions of short strings or tuples that answers repeat (``[3]`` read, ``[3]``
     rewritten as ``[1]``); a longer argument is read as it comes, so the cache stays small.
+    Like an `functools.lru_cache` function, the result has ``cache_clear`` and ``cache_info``.
     """
     cached = functools.lru_cache(maxsize=4096)(fn)
 
@@ -335,6 +336,8 @@ def cached_when_short(fn: _F) -> _F:
             return cached(*args)
         return fn(*args)
 
+    call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    call.cache_info = cached.cache_info  # type: ignore[attr-defined]
     return call  # type: ignore[return-value]
 
 
