@@ -315,6 +315,50 @@ def test_pruning_never_drops_a_pair_the_exhaustive_scoring_would_cite() -> None:
                 assert p.probability == f.probability
 
 
+# --- source indexes ----------------------------------------------------------------------------
+
+ascii_text = st.lists(
+    st.sampled_from([*"aZ9_ \t\n.?!,;-'()", "Word", "LONGERWORD", ". ", "\r\n", "x" * 230]),
+    max_size=80,
+).map("".join)
+
+
+@settings(max_examples=300)
+@given(ascii_text)
+def test_ascii_text_is_indexed_as_the_general_tokenizer_reads_it(text: str) -> None:
+    index = lexical._build_index(text)
+    low = text.lower()
+    tokens = [lexical._tokens(low, a, b, False) for a, b in index.units]
+    assert index.sizes == [len(t) for t in tokens]
+    assert index.sets == [frozenset(t) for t in tokens]
+    assert index.vocab == frozenset().union(*index.sets)
+    # Every unit with a word is kept, in order, inside the text.
+    assert all(0 <= a < b <= len(text) for a, b in index.units)
+    assert [u for u in lexical._units(text) if lexical._tokens(low, *u, False)] == index.units
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="ab .?!\n\t\u3002\u2026\x00\x01\ufdd0\ufdd1", max_size=80))
+def test_units_are_trimmed_sentences_split_at_breaks(text: str) -> None:
+    units = lexical._units(text)
+    assert units == sorted(units)
+    for a, b in units:
+        piece = text[a:b]
+        assert piece
+        assert piece == piece.strip()
+        assert "\n" not in piece
+        if not all(mark in text for mark in ("\x00", "\x01", "\ufdd0", "\ufdd1")):
+            assert all(mark not in piece[:-1] for mark in (". ", "? ", "! ", "\u3002"))
+    # Nothing but whitespace falls between the units.
+    kept = "".join(text[a:b] for a, b in units)
+    assert "".join(kept.split()) == "".join(text.split())
+
+
+def test_numbers_of_an_index_are_read_when_first_asked_for() -> None:
+    index = lexical._build_index("Built from 1887 to 1,889; 5 floors.")
+    assert index.numbers == frozenset({"1887", "1889"})
+
+
 # --- calibration -------------------------------------------------------------------------------
 
 N = len(cal.FEATURES)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import re
 import threading
 import unicodedata
@@ -52,7 +53,6 @@ _SPACELESS = (
     "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff"
 )
 _TOKEN_RE = re.compile(f"([^\\W{_SPACELESS}]{{1,{PREFIX}}})[^\\W{_SPACELESS}]*")
-_ASCII_TOKEN_RE = re.compile(f"([a-z0-9_]{{1,{PREFIX}}})[a-z0-9_]*")
 _SPACELESS_RE = re.compile(f"[{_SPACELESS}]")
 _BIGRAM_RE = re.compile(
     f"(?=([{_SPACELESS}]{{2}}))|(?<![{_SPACELESS}])([{_SPACELESS}])(?![{_SPACELESS}])"
@@ -106,9 +106,19 @@ class SourceIndex:
     sizes: list[int]
     """Each unit's number of tokens."""
     vocab: frozenset[str]
-    numbers: frozenset[str]
     spaceless: bool
     """The text has scripts written without spaces (tokenized as character bigrams)."""
+    number_text: str
+    """The text numbers are read from (normalized when the text needs it)."""
+    _numbers: frozenset[str] | None = None
+
+    @property
+    def numbers(self) -> frozenset[str]:
+        """The numbers of two or more digits in the text (read on first use)."""
+        numbers = self._numbers
+        if numbers is None:
+            numbers = self._numbers = _numbers(self.number_text)
+        return numbers
 
 
 @dataclass(slots=True)
@@ -163,70 +173,96 @@ def _numbers(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-_BREAKS = (". ", "? ", "! ", "\u2026 ", ".\t", "\u3002", "\uff01", "\uff1f")
+_BREAKS = ("\n", ". ", "? ", "! ", "\u2026 ", ".\t", "\u3002", "\uff01", "\uff1f")
 _SENTINELS = ("\x00", "\x01", "\ufdd0", "\ufdd1")
 
 
 def _units(text: str) -> list[tuple[int, int]]:
     """Sentence spans (trimmed), cut at line breaks and sentence punctuation.
 
-    Plain string operations (split, replace) rather than a regex: this runs over every source
-    text and is most of the cost of indexing it.
+    Plain string operations in C (replace, split, strip) rather than a regex: this runs over
+    every source text and is much of the cost of indexing it.
     """
     sentinel = next((s for s in _SENTINELS if s not in text), None)
+    if sentinel is None:  # every sentinel occurs in the text: lines are the units
+        pieces = text.split("\n")
+        gap = 1
+    else:
+        marked = text
+        for mark in _BREAKS:
+            if mark in marked:
+                marked = marked.replace(mark, mark + sentinel)
+        pieces = marked.split(sentinel)
+        gap = 0
     spans: list[tuple[int, int]] = []
-    position = 0
-    for line in text.split("\n"):
-        pieces = [line]
-        if sentinel is not None:
-            marked = line
-            for mark in _BREAKS:
-                if mark in marked:
-                    marked = marked.replace(mark, mark + sentinel)
-            if marked is not line:
-                pieces = marked.split(sentinel)
-        at = position
-        for piece in pieces:
-            start = at + len(piece) - len(piece.lstrip())
-            end = at + len(piece.rstrip())
-            while end - start > MAX_UNIT_CHARS:
-                cut = text.rfind(" ", start + MAX_UNIT_CHARS // 2, start + MAX_UNIT_CHARS)
-                cut = cut if cut > start else start + MAX_UNIT_CHARS
-                spans.append((start, cut))
-                start = cut + len(text[cut:end]) - len(text[cut:end].lstrip())
+    at = 0
+    lefts = map(len, map(str.lstrip, pieces))
+    rights = map(len, map(str.rstrip, pieces))
+    for size, left, right in zip(map(len, pieces), lefts, rights, strict=True):
+        start = at + size - left
+        end = at + right
+        at += size + gap
+        if end - start <= MAX_UNIT_CHARS:
             if end > start:
                 spans.append((start, end))
-            at += len(piece)
-        position += len(line) + 1
+            continue
+        while end - start > MAX_UNIT_CHARS:
+            cut = text.rfind(" ", start + MAX_UNIT_CHARS // 2, start + MAX_UNIT_CHARS)
+            cut = cut if cut > start else start + MAX_UNIT_CHARS
+            spans.append((start, cut))
+            start = cut + len(text[cut:end]) - len(text[cut:end].lstrip())
+        if end > start:
+            spans.append((start, end))
     return spans
+
+
+# ASCII bytes to word bytes: letters lowered, digits and "_" kept, every other byte a space,
+# so splitting at spaces gives the words of `_TOKEN_RE` (uncut) in the lowered text.
+_ASCII_WORDS = bytes(
+    c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 or 48 <= c <= 57 or c == 95 else 32
+    for c in range(256)
+)
+_CUT = operator.itemgetter(slice(None, PREFIX))
 
 
 def _build_index(text: str) -> SourceIndex:
     # Offsets stay in the caller's text; only the tokens see the normalized form.
     units = _units(text)
-    ascii_only = text.isascii()
-    spaceless = not ascii_only and _SPACELESS_RE.search(text) is not None
-    low = text.lower()
-    fast = ascii_only or (len(low) == len(text) and unicodedata.is_normalized("NFKC", text))
-    findall = _ASCII_TOKEN_RE.findall if ascii_only else _TOKEN_RE.findall
     kept: list[tuple[int, int]] = []
     sizes: list[int] = []
     sets: list[frozenset[str]] = []
-    vocab: set[str] = set()
+    if text.isascii():
+        # Plain string operations in C: this runs over every source and is most of its cost.
+        words = text.encode("ascii").translate(_ASCII_WORDS).decode("ascii")
+        for a, b in units:
+            found = words[a:b].split()
+            if found:
+                kept.append((a, b))
+                sizes.append(len(found))
+                sets.append(frozenset(map(_CUT, found)))
+        return SourceIndex(text, kept, sets, sizes, frozenset().union(*sets), False, text)
+    spaceless = _SPACELESS_RE.search(text) is not None
+    low = text.lower()
+    fast = len(low) == len(text) and unicodedata.is_normalized("NFKC", text)
     for a, b in units:
-        if spaceless or not fast:
-            piece = low[a:b] if fast else _normalize(text[a:b]).lower()
-            toks = _tokens(piece, 0, len(piece), spaceless)
+        if fast:
+            toks = _tokens(low, a, b, spaceless)
         else:
-            toks = findall(low, a, b)
+            piece = _normalize(text[a:b]).lower()
+            toks = _tokens(piece, 0, len(piece), spaceless)
         if toks:
-            distinct = frozenset(toks)
             kept.append((a, b))
             sizes.append(len(toks))
-            sets.append(distinct)
-            vocab |= distinct
-    numbers = _numbers(text if fast else _normalize(text))
-    return SourceIndex(text, kept, sets, sizes, frozenset(vocab), numbers, spaceless)
+            sets.append(frozenset(toks))
+    return SourceIndex(
+        text,
+        kept,
+        sets,
+        sizes,
+        frozenset().union(*sets),
+        spaceless,
+        text if fast else _normalize(text),
+    )
 
 
 class _IndexCache:
