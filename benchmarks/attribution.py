@@ -177,6 +177,9 @@ def _ab_reference(root: Path) -> dict[str, float]:
     return {
         "T5-XXL-TRUE zero-shot": float(rows[("Zero-shot", "T5-XXL-TRUE (11B)")]["avg_F1"]),
         "GPT-4 CoT zero-shot": float(rows[("Zero-shot", "GPT-4 (w/ CoT)")]["avg_F1"]),
+        "best zero-shot": max(
+            float(r["avg_F1"]) for (setting, _), r in rows.items() if setting == "Zero-shot"
+        ),
         "best fine-tuned": max(
             float(r["avg_F1"]) for (setting, _), r in rows.items() if setting == "Fine-tuned"
         ),
@@ -232,9 +235,10 @@ def attributionbench(root: Path) -> tuple[list[Figure], float]:
     ref = _ab_reference(root)
     published = ", ".join(f"{k} {v:.1f}" for k, v in ref.items())
     detail = ", ".join(f"{k} {v:.1f}" for k, v in ours_per.items())
+    goal = max(74.0, ref["best zero-shot"])
     target = (
-        f"≥ {ref['T5-XXL-TRUE zero-shot']:.1f} / {ref['GPT-4 CoT zero-shot']:.1f} "
-        "(T5-TRUE / GPT-4 CoT, paper test avg)"
+        f"≥ {goal:.0f} (beats the best zero-shot judge, {ref['best zero-shot']:.1f}); "
+        f"moonshot {ref['best fine-tuned']:.1f} (best fine-tuned)"
     )
     return [
         Figure(
@@ -244,7 +248,7 @@ def attributionbench(root: Path) -> tuple[list[Figure], float]:
             baseline=base_mean,
             baseline_name=f"plain token coverage ≥ {cut:.2f}; published: {published}",
             target=target,
-            met=ours_mean >= ref["T5-XXL-TRUE zero-shot"],
+            met=ours_mean >= goal,
             note=detail,
         ),
         Figure(
@@ -264,28 +268,38 @@ def attributionbench(root: Path) -> tuple[list[Figure], float]:
 def quotesum(root: Path, cut: float) -> list[Figure]:
     """Which of 2-6 sources each answer sentence quotes: link precision, sentence recall."""
     counts = {"ours": [0, 0, 0, 0], "base": [0, 0, 0, 0]}  # correct links, links, hit, sentences
+    # Of the sentences given a source, those whose first-ranked source is a gold one.
+    first = {"ours": 0, "cited": 0, "base": 0, "base cited": 0}
+    threshold = cal.MODEL.threshold
     for row in load(root, "quotesum"):
         if not held_aside(row["id"]):
             continue
         ids = [s["id"] for s in row["sources"]]
         texts = [s["text"] for s in row["sources"]]
         units = row["answer_sentences"]
-        probs = _probabilities(units, texts)
+        claims = [lexical.claim_terms(claim_text(u)) for u in units]
+        matches = lexical.score(claims, [lexical.index_source(t) for t in texts])
         for gold in row["gold"]:
             if not gold["supported"] or not gold["supporting_source_ids"]:
                 continue
             want = set(gold["supporting_source_ids"])
             unit = units[gold["sentence_index"]]
+            found = matches[gold["sentence_index"]]
+            cited = {n: m for n, m in enumerate(found) if m and m.probability >= threshold}
+            plain = [coverage(claim_text(unit), t) for t in texts]
             picks = {
-                "ours": {
-                    ids[n]
-                    for n, p in enumerate(probs[gold["sentence_index"]])
-                    if p >= cal.MODEL.threshold
-                },
-                "base": {
-                    ids[n] for n, t in enumerate(texts) if coverage(claim_text(unit), t) >= cut
-                },
+                "ours": {ids[n] for n in cited},
+                "base": {ids[n] for n, score in enumerate(plain) if score >= cut},
             }
+            # The source attribute() cites first (and quotes), as it ranks them.
+            if cited:
+                top = min(cited, key=lambda n: (*(-x for x in cited[n].strength), n))
+                first["ours"] += ids[top] in want
+                first["cited"] += 1
+            if picks["base"]:
+                top = max(range(len(ids)), key=lambda n: (plain[n], -n))
+                first["base"] += ids[top] in want
+                first["base cited"] += 1
             for name, picked in picks.items():
                 tally = counts[name]
                 tally[0] += len(picked & want)
@@ -307,6 +321,19 @@ def quotesum(root: Path, cut: float) -> list[Figure]:
             unit="%",
             baseline=_pct(base[0], base[1]),
             baseline_name=f"plain token coverage; {context}",
+        ),
+        Figure(
+            name=f"QuoteSum right source cited first (held aside, {first['cited']} cited)",
+            value=_pct(first["ours"], first["cited"]),
+            unit="%",
+            baseline=_pct(first["base"], first["base cited"]),
+            baseline_name="plain token coverage, best source first",
+            target="≥ 90 %",
+            met=_pct(first["ours"], first["cited"]) >= 90.0,
+            note=(
+                "the source attribute() cites first among the answer's 2-6; "
+                f"{first['cited']} of {ours[3]} gold-supported sentences are cited at all"
+            ),
         ),
         Figure(
             name=f"QuoteSum source-choice recall (held aside, {ours[3]} sentences)",
@@ -447,6 +474,8 @@ def clapnq(root: Path, cut: float) -> list[Figure]:
         Figure(
             name=f"CLAPNQ abstention F1 ({others} answers × passage with/without support)",
             value=of,
+            target="≥ 85 %",
+            met=of >= 85.0,
             unit="%",
             baseline=bf,
             baseline_name=(

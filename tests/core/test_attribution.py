@@ -315,6 +315,25 @@ def test_pruning_never_drops_a_pair_the_exhaustive_scoring_would_cite() -> None:
                 assert p.probability == f.probability
 
 
+def test_sources_tied_on_probability_are_ranked_by_their_support() -> None:
+    claim = "The Eiffel Tower was built from 1887 to 1889 by the company of Gustave Eiffel in Paris."
+    partial = Source(id="partial", content=claim.replace(" in Paris", "") + " It is tall.")
+    whole = Source(id="whole", content=claim + " It is tall.")
+    matches = lexical.score(
+        [lexical.claim_terms(claim)],
+        [lexical.index_source(s.content or "") for s in (partial, whole)],
+    )[0]
+    assert matches[0] is not None
+    assert matches[1] is not None
+    # The calibrated probabilities tie; the passage covering the whole claim is stronger.
+    assert matches[0].probability == matches[1].probability
+    assert matches[1].strength > matches[0].strength
+    answer = attribute(claim, [partial, whole])
+    (citation,) = answer.citations
+    assert citation.source_ids == ["whole", "partial"]
+    assert citation.quote == claim
+
+
 # --- source indexes ----------------------------------------------------------------------------
 
 ascii_text = st.lists(

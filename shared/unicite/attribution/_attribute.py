@@ -235,13 +235,14 @@ def lexical_citations(
     origin: CitationOrigin = scorer.origin if scorer is not None else "posthoc-lexical"
     citations = []
     for claim, row, probs in zip(claims, matches, probabilities, strict=True):
+        # The strongest first: probability, then the lexical grades under it, then order given.
         ranked = sorted(
             (
                 (p, n, match)
                 for n, (match, p) in enumerate(zip(row, probs, strict=True))
                 if match is not None and p >= threshold
             ),
-            key=lambda item: (-item[0], item[1]),
+            key=lambda item: (-item[0], *(-x for x in item[2].strength[1:]), item[1]),
         )
         if max_sources is not None:
             ranked = ranked[:max_sources]
@@ -290,10 +291,10 @@ def _rescore(
     where: list[tuple[int, int, lexical.Match]] = []
     for c, row in enumerate(matches):
         found = sorted(
-            ((m.probability, n, m) for n, m in enumerate(row) if m is not None),
-            key=lambda item: (-item[0], item[1]),
+            ((n, m) for n, m in enumerate(row) if m is not None),
+            key=lambda item: (*(-x for x in item[1].strength), item[0]),
         )
-        for _, n, match in found[:SCORER_CANDIDATES]:
+        for n, match in found[:SCORER_CANDIDATES]:
             pairs.append((claims[c].text, _context(indexes[n], match)))
             where.append((c, n, match))
     scores = scorer.score(pairs)

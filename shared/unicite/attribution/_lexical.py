@@ -146,6 +146,19 @@ class Match:
     end: int
     """End of the best-supporting passage in the source text."""
     features: tuple[float, ...] = ()
+    score: float = 0.0
+    """The model's raw score (before calibration)."""
+    coverage: float = 0.0
+    """Weighted share of the claim's terms the passage covers."""
+
+    @property
+    def strength(self) -> tuple[float, float, float]:
+        """What ranks sources for one claim: the probability, then finer grades of support.
+
+        The calibrated probability is a step function, so sources often tie on it; the raw
+        score and the coverage order them (the strongest is cited first, and quoted).
+        """
+        return self.probability, self.score, self.coverage
 
 
 # --- tokenization -------------------------------------------------------------------------------
@@ -597,6 +610,15 @@ def _score_group(
                 continue
             start, end = index.units[lo][0], index.units[hi][1]
             features = tuple(values) if keep_features else ()
-            row.append(Match(model.probability(values), start, end, features))
+            row.append(
+                Match(
+                    model.probability(values),
+                    start,
+                    end,
+                    features,
+                    model.score(values),
+                    values[0],
+                )
+            )
         out.append(row)
     return out
