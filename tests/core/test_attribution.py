@@ -316,7 +316,9 @@ def test_pruning_never_drops_a_pair_the_exhaustive_scoring_would_cite() -> None:
 
 
 def test_sources_tied_on_probability_are_ranked_by_their_support() -> None:
-    claim = "The Eiffel Tower was built from 1887 to 1889 by the company of Gustave Eiffel in Paris."
+    claim = (
+        "The Eiffel Tower was built from 1887 to 1889 by the company of Gustave Eiffel in Paris."
+    )
     partial = Source(id="partial", content=claim.replace(" in Paris", "") + " It is tall.")
     whole = Source(id="whole", content=claim + " It is tall.")
     matches = lexical.score(
