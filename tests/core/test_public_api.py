@@ -20,6 +20,7 @@ EXPECTED = [
     "MarkdownMarkers",
     "MarkerStream",
     "MarkerStyle",
+    "NLIScorer",
     "OffsetIndex",
     "PageLocation",
     "RenderFormat",

@@ -5,7 +5,16 @@
 """
 
 from unicite.attribution._attribute import AttributionMethod, attribute
+from unicite.attribution._nli import NLIScorer
 from unicite.attribution._scorers import EmbeddingScorer, JudgeScorer, Scorer
 from unicite.attribution._verify import verify
 
-__all__ = ["AttributionMethod", "EmbeddingScorer", "JudgeScorer", "Scorer", "attribute", "verify"]
+__all__ = [
+    "AttributionMethod",
+    "EmbeddingScorer",
+    "JudgeScorer",
+    "NLIScorer",
+    "Scorer",
+    "attribute",
+    "verify",
+]
