@@ -137,6 +137,18 @@ def macro_f1(labels: Sequence[int], predicted: Sequence[int]) -> float:
     return 100.0 * sum(out) / 2
 
 
+def calibration_error(probabilities: Sequence[float], labels: Sequence[int]) -> float:
+    """Expected calibration error in points: |confidence - accuracy| weighted over 10 bins."""
+    bins: list[list[tuple[float, int]]] = [[] for _ in range(10)]
+    for p, y in zip(probabilities, labels, strict=True):
+        bins[min(9, int(p * 10))].append((p, y))
+    total = sum(len(b) for b in bins)
+    gap = sum(
+        abs(sum(p for p, _ in b) - sum(y for _, y in b)) for b in bins if b
+    )  # each bin: n * |mean p - mean y|
+    return 100.0 * gap / total if total else 0.0
+
+
 def _pct(num: float, den: float) -> float:
     return 100.0 * num / den if den else 0.0
 
@@ -151,11 +163,16 @@ def _tune(scores: Sequence[float], labels: Sequence[int]) -> float:
     return best[1]
 
 
-def _probabilities(claims: Sequence[str], texts: Sequence[str]) -> list[list[float]]:
-    """The shipped model's probability for every (claim, source) pair, as attribute() decides."""
+def _probabilities(
+    claims: Sequence[str], texts: Sequence[str], exhaustive: bool = False
+) -> list[list[float]]:
+    """The shipped model's probability for every (claim, source) pair, as attribute() decides.
+
+    Pairs that cannot reach the threshold read 0 unless `exhaustive` (then: their probability).
+    """
     prepared = [lexical.claim_terms(claim_text(c)) for c in claims]
     indexes = [lexical.index_source(t) for t in texts]
-    rows = lexical.score(prepared, indexes)
+    rows = lexical.score(prepared, indexes, exhaustive=exhaustive)
     return [[m.probability if m is not None else 0.0 for m in row] for row in rows]
 
 
@@ -205,7 +222,8 @@ def attributionbench(root: Path) -> tuple[list[Figure], float]:
     """Macro-F1 on the held-aside claims; returns the figures and the baseline's threshold."""
     rows = load(root, "attributionbench")
     fit_scores, fit_labels = [], []
-    held: list[tuple[int, str, float, float]] = []  # label, subset, model p, baseline score
+    # label, subset, model p, baseline score, model p of pairs that cannot be cited too
+    held: list[tuple[int, str, float, float, float]] = []
     for row in rows:
         claim = row["answer_sentences"][0]
         texts = [s["text"] for s in row["sources"]]
@@ -216,7 +234,8 @@ def attributionbench(root: Path) -> tuple[list[Figure], float]:
             fit_labels.append(label)
             continue
         p = max(_probabilities([claim], texts)[0], default=0.0)
-        held.append((label, row["dataset"].split("/")[-1], p, plain))
+        every = max(_probabilities([claim], texts, exhaustive=True)[0], default=0.0)
+        held.append((label, row["dataset"].split("/")[-1], p, plain, every))
     cut = _tune(fit_scores, fit_labels)
     labels = [h[0] for h in held]
     ours = [int(h[2] >= cal.MODEL.threshold) for h in held]
@@ -230,6 +249,7 @@ def attributionbench(root: Path) -> tuple[list[Figure], float]:
             per[subset] = macro_f1([labels[i] for i in idx], [predicted[i] for i in idx])
         return sum(per.values()) / len(per), per
 
+    cited = [h for h in held if h[2] >= cal.MODEL.threshold]
     ours_mean, ours_per = subset_mean(ours)
     base_mean, _ = subset_mean(base)
     ref = _ab_reference(root)
@@ -250,6 +270,25 @@ def attributionbench(root: Path) -> tuple[list[Figure], float]:
             target=target,
             met=ours_mean >= goal,
             note=detail,
+        ),
+        Figure(
+            name=f"AttributionBench calibration error, all claims (held aside, n={len(held)})",
+            value=calibration_error([h[4] for h in held], labels),
+            unit="pts",
+            note=(
+                "expected calibration error (10 equal-width bins) of the best source's "
+                "probability, cited or not: how far it is from the share of claims supported"
+            ),
+        ),
+        Figure(
+            name=f"AttributionBench calibration error, cited claims (n={len(cited)})",
+            value=calibration_error([h[2] for h in cited], [h[0] for h in cited]),
+            unit="pts",
+            note=(
+                "the same for the confidence attribute() gives the claims it cites; "
+                f"{_pct(sum(h[0] for h in cited), len(cited)):.1f}% of them are supported, "
+                f"mean confidence {_pct(sum(h[2] for h in cited), len(cited)):.1f}%"
+            ),
         ),
         Figure(
             name=f"AttributionBench macro-F1, all claims (held aside, n={len(held)})",
