@@ -106,7 +106,6 @@ class SourceIndex:
     quick to intersect a claim's terms with)."""
     sizes: list[int]
     """Each unit's number of tokens."""
-    vocab: frozenset[str]
     spaceless: bool
     """The text has scripts written without spaces (tokenized as character bigrams)."""
     number_text: str
@@ -204,7 +203,8 @@ def _units(text: str) -> list[tuple[int, int]]:
     else:
         marked = text
         for mark in _BREAKS:
-            if mark in marked:
+            # A one-character search is a memchr; a two-character one scans far slower.
+            if mark[0] in marked:
                 marked = marked.replace(mark, mark + sentinel)
         pieces = marked.split(sentinel)
         gap = 0
@@ -254,7 +254,7 @@ def _build_index(text: str) -> SourceIndex:
                 kept.append((a, b))
                 sizes.append(len(found))
                 tokens.append(list(map(_CUT, found)))
-        return SourceIndex(text, kept, tokens, sizes, frozenset().union(*tokens), False, text)
+        return SourceIndex(text, kept, tokens, sizes, False, text)
     spaceless = _SPACELESS_RE.search(text) is not None
     low = text.lower()
     fast = len(low) == len(text) and unicodedata.is_normalized("NFKC", text)
@@ -273,7 +273,6 @@ def _build_index(text: str) -> SourceIndex:
         kept,
         tokens,
         sizes,
-        frozenset().union(*tokens),
         spaceless,
         text if fast else _normalize(text),
     )
@@ -355,13 +354,20 @@ def claim_terms(text: str) -> ClaimTerms:
 
 
 class _Query:
-    """Every claim term of one call as a bit, with its BM25 inverse document frequency."""
+    """Every claim term of one call as a bit, with its BM25 inverse document frequency.
+
+    The claims' entities that are not terms get bits after the terms' (their weights go
+    unused): which sources hold them is read from the same masks.
+    """
 
     def __init__(self, claims: Sequence[ClaimTerms]) -> None:
         self.bit: dict[str, int] = {}
         for claim in claims:
             for term in claim.terms:
                 self.bit.setdefault(term, len(self.bit))
+        for claim in claims:
+            for entity in claim.entities:
+                self.bit.setdefault(entity, len(self.bit))
         self.terms = frozenset(self.bit)
         self.weights: list[float] = []
         self.sums: dict[int, float] = {}
@@ -401,18 +407,17 @@ class _Hits:
         masks = [0] * len(index.tokens)
         present = 0
         terms = query.terms
-        if not terms.isdisjoint(index.vocab):
-            bit = query.bit
-            for n, unit in enumerate(index.tokens):
-                hit = terms.intersection(unit)
-                if hit:
-                    mask = 0
-                    for term in hit:
-                        position = bit[term]
-                        mask |= 1 << position
-                        df[position] += 1
-                    masks[n] = mask
-                    present |= mask
+        bit = query.bit
+        for n, unit in enumerate(index.tokens):
+            hit = terms.intersection(unit)
+            if hit:
+                mask = 0
+                for term in hit:
+                    position = bit[term]
+                    mask |= 1 << position
+                    df[position] += 1
+                masks[n] = mask
+                present |= mask
         self.masks = masks
         self.present = present
 
@@ -466,14 +471,18 @@ def _cheap_features(
     total: float,
     index: SourceIndex,
     window: tuple[float, int, int],
+    held: int,
+    bit: dict[str, int],
 ) -> list[float]:
-    """Every feature that needs no passage text; the passage features are left at 0."""
+    """Every feature that needs no passage text; the passage features are left at 0.
+
+    `held` is the mask of the query's terms and entities found anywhere in the source.
+    """
     coverage, lo, hi = window
-    vocab = index.vocab
     present = 0.0
     run = longest = 0
     for term, weight in zip(claim.terms, weights, strict=True):
-        if term in vocab:
+        if held >> bit[term] & 1:
             present += weight
             run = 0
         else:
@@ -491,7 +500,7 @@ def _cheap_features(
         0.0,
         len(numbers - index.numbers) / len(numbers) if numbers else 0.0,
         1.0 if numbers else 0.0,
-        len(entities - vocab) / len(entities) if entities else 0.0,
+        sum(not held >> bit[e] & 1 for e in entities) / len(entities) if entities else 0.0,
         0.0,
         1.0 if claim.hedged else 0.0,
         math.log1p(len(claim.terms)),
@@ -601,7 +610,9 @@ def _score_group(
             if window[0] <= 0.0 or (prune and window[0] < floor):
                 row.append(None)
                 continue
-            values = _cheap_features(claim, claim_weights, total, index, window)
+            values = _cheap_features(
+                claim, claim_weights, total, index, window, hit.present, query.bit
+            )
             if prune and model.upper_bound(values) < model.threshold:
                 row.append(None)
                 continue
