@@ -305,35 +305,35 @@ def attributionbench(root: Path) -> tuple[list[Figure], float]:
 
 
 def quotesum(root: Path, cut: float) -> list[Figure]:
-    """Which of 2-6 sources each answer sentence quotes: link precision, sentence recall."""
+    """Which of 2-6 sources each answer sentence quotes: link precision, sentence recall.
+
+    Each gold sentence is given to `attribute()` with the answer's sources, as a user would;
+    the sources it cites for the sentence are scored against the gold.
+    """
     counts = {"ours": [0, 0, 0, 0], "base": [0, 0, 0, 0]}  # correct links, links, hit, sentences
     # Of the sentences given a source, those whose first-ranked source is a gold one.
     first = {"ours": 0, "cited": 0, "base": 0, "base cited": 0}
-    threshold = cal.MODEL.threshold
     for row in load(root, "quotesum"):
         if not held_aside(row["id"]):
             continue
         ids = [s["id"] for s in row["sources"]]
         texts = [s["text"] for s in row["sources"]]
+        sources = [Source(id=i, content=t) for i, t in zip(ids, texts, strict=True)]
         units = row["answer_sentences"]
-        claims = [lexical.claim_terms(claim_text(u)) for u in units]
-        matches = lexical.score(claims, [lexical.index_source(t) for t in texts])
         for gold in row["gold"]:
             if not gold["supported"] or not gold["supporting_source_ids"]:
                 continue
             want = set(gold["supporting_source_ids"])
             unit = units[gold["sentence_index"]]
-            found = matches[gold["sentence_index"]]
-            cited = {n: m for n, m in enumerate(found) if m and m.probability >= threshold}
+            answer = attribute(unit, sources)
             plain = [coverage(claim_text(unit), t) for t in texts]
             picks = {
-                "ours": {ids[n] for n in cited},
+                "ours": {sid for c in answer.citations for sid in c.source_ids},
                 "base": {ids[n] for n, score in enumerate(plain) if score >= cut},
             }
             # The source attribute() cites first (and quotes), as it ranks them.
-            if cited:
-                top = min(cited, key=lambda n: (*(-x for x in cited[n].strength), n))
-                first["ours"] += ids[top] in want
+            if answer.citations:
+                first["ours"] += answer.citations[0].source_ids[0] in want
                 first["cited"] += 1
             if picks["base"]:
                 top = max(range(len(ids)), key=lambda n: (plain[n], -n))

@@ -288,6 +288,7 @@ def test_threshold_and_max_sources_options() -> None:
         (("text", [LOUVRE]), {"threshold": 1.5}, "threshold must be"),
         (("text", [LOUVRE]), {"threshold": True}, "threshold must be"),
         (("text", [LOUVRE]), {"max_sources": 0}, "max_sources"),
+        (("text", [LOUVRE]), {"all_supporting": 1}, "all_supporting"),
         (("text", [LOUVRE]), {"scorer": object()}, "scorer="),
         (("text", [LOUVRE], "llm"), {"llm": lambda p: p, "batch_chars": 10}, "batch_chars"),
     ],
@@ -334,6 +335,30 @@ def test_sources_tied_on_probability_are_ranked_by_their_support() -> None:
     (citation,) = answer.citations
     assert citation.source_ids == ["whole", "partial"]
     assert citation.quote == claim
+
+
+def test_a_weaker_source_is_cited_only_when_asked_for() -> None:
+    claim = (
+        "The Eiffel Tower was built from 1887 to 1889 by the company of Gustave Eiffel in Paris."
+    )
+    strong = Source(id="strong", content=claim + " It is tall.")
+    weak = Source(id="weak", content="The Eiffel Tower was built from 1887 to 1889 in Paris.")
+    every = attribute(claim, [weak, strong], all_supporting=True)
+    (citation,) = every.citations
+    assert citation.source_ids == ["strong", "weak"]
+    confidence = citation.extras["source_confidence"]
+    assert confidence["strong"] > confidence["weak"] >= cal.MODEL.threshold
+    assert every.diagnostics == []
+    strongest = attribute(claim, [weak, strong])
+    (citation,) = strongest.citations
+    assert citation.source_ids == ["strong"]
+    assert citation.extras["source_confidence"] == {"strong": confidence["strong"]}
+    assert strongest.diagnostics == [
+        "1 source(s) less probable than a claim's strongest also reached the threshold and "
+        "were not cited (all_supporting=True cites them)"
+    ]
+    # The uncited source is still listed, after the cited one.
+    assert [s.id for s in strongest.sources] == ["strong", "weak"]
 
 
 # --- source indexes ----------------------------------------------------------------------------

@@ -118,6 +118,7 @@ def attribute(
     threshold: float | None = None,
     max_sources: int | None = None,
     batch_chars: int = 6000,
+    all_supporting: bool = False,
 ) -> CitedAnswer:
     """Find which sources support which claims of an answer that cites nothing.
 
@@ -149,6 +150,10 @@ def attribute(
             model's labels, its own order among equals; a diagnostic counts what was cut).
         batch_chars: For ``method="llm"``: answer characters per prompt; longer answers are
             sent in several prompts.
+        all_supporting: For ``method="lexical"``: cite every source that reaches the
+            threshold. By default a claim is cited to its strongest source and to the sources
+            as probable as it (a diagnostic counts the weaker ones left out): a second source
+            that merely shares the claim's words is the likeliest wrong citation.
 
     Returns:
         A `CitedAnswer` with the text unchanged, the sources in first-cited order, and
@@ -172,6 +177,8 @@ def attribute(
     _check_threshold(threshold)
     if max_sources is not None and (not isinstance(max_sources, int) or max_sources < 1):
         raise UsageError(f"max_sources must be a positive int, got {max_sources!r}")
+    if not isinstance(all_supporting, bool):
+        raise UsageError(f"all_supporting must be a bool, got {all_supporting!r}")
     if not isinstance(batch_chars, int) or batch_chars < 200:
         raise UsageError(f"batch_chars must be an int of at least 200, got {batch_chars!r}")
 
@@ -200,7 +207,14 @@ def attribute(
         )
     else:
         citations = lexical_citations(
-            text, split.claims, usable, scorer=scorer, threshold=threshold, max_sources=max_sources
+            text,
+            split.claims,
+            usable,
+            scorer=scorer,
+            threshold=threshold,
+            max_sources=max_sources,
+            all_supporting=all_supporting,
+            diagnostics=diagnostics,
         )
         missing = len(split.claims) - len(citations)
         if missing:
@@ -218,8 +232,14 @@ def lexical_citations(
     scorer: Scorer | None = None,
     threshold: float | None = None,
     max_sources: int | None = None,
+    all_supporting: bool = False,
+    diagnostics: list[str] | None = None,
 ) -> list[Citation]:
-    """Score every claim against every usable source; cite those that clear the threshold."""
+    """Score every claim against every usable source; cite those that clear the threshold.
+
+    Unless `all_supporting`, only the strongest source of a claim and those as probable as it
+    are cited; the weaker ones left out are counted in `diagnostics`.
+    """
     model = cal.MODEL
     if threshold is None:
         threshold = scorer.threshold if scorer is not None else model.threshold
@@ -234,6 +254,7 @@ def lexical_citations(
         probabilities = [[m.probability if m else 0.0 for m in row] for row in matches]
     origin: CitationOrigin = scorer.origin if scorer is not None else "posthoc-lexical"
     citations = []
+    weaker = 0
     for claim, row, probs in zip(claims, matches, probabilities, strict=True):
         # The strongest first: probability, then the lexical grades under it, then order given.
         ranked = sorted(
@@ -244,6 +265,10 @@ def lexical_citations(
             ),
             key=lambda item: (-item[0], *(-x for x in item[2].strength[1:]), item[1]),
         )
+        if ranked and not all_supporting:
+            kept = [item for item in ranked if item[0] >= ranked[0][0]]
+            weaker += len(ranked) - len(kept)
+            ranked = kept
         if max_sources is not None:
             ranked = ranked[:max_sources]
         if not ranked:
@@ -267,6 +292,11 @@ def lexical_citations(
                 confidence=round(top_p, 4),
                 extras=extras,
             )
+        )
+    if weaker and diagnostics is not None:
+        diagnostics.append(
+            f"{weaker} source(s) less probable than a claim's strongest also reached the "
+            "threshold and were not cited (all_supporting=True cites them)"
         )
     return citations
 
