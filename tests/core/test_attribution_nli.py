@@ -219,6 +219,24 @@ def test_attribute_cites_with_the_model(nli_folder: Path) -> None:
     assert citation.confidence == pytest.approx(round(passage[0], 4))
 
 
+def test_a_scorer_built_by_hand_pads_and_names_model_failures(nli_folder: Path) -> None:
+    onnxruntime = pytest.importorskip("onnxruntime")
+    tokenizers = pytest.importorskip("tokenizers")
+    session = onnxruntime.InferenceSession(
+        str(nli_folder / "model.onnx"), providers=["CPUExecutionProvider"]
+    )
+    # A tokenizer as read from disk: no padding, no truncation.
+    tokenizer = tokenizers.Tokenizer.from_file(str(nli_folder / "tokenizer.json"))
+    scorer = NLIScorer(session, tokenizer, label=2)
+    assert scorer.score(PAIRS) == pytest.approx(
+        [expected(passage, claim, 2) for claim, passage in PAIRS], abs=1e-6
+    )
+    unknown = "word " * 5
+    tokenizer.add_tokens(["word"])  # an id past the model's table
+    with pytest.raises(UsageError, match=r"the model failed on 1 pair\(s\)"):
+        scorer.score([("claim", unknown)])
+
+
 def test_ambiguous_classes_need_a_label(tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime")
     folder = build_model(tmp_path / "x", labels={"0": "A", "1": "B", "2": "C"})

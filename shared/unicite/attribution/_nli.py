@@ -139,6 +139,18 @@ def _pad(tokenizer: Any) -> tuple[int, str]:
     return 0, ""
 
 
+def _columns(encodings: Sequence[Any], pad_id: int) -> dict[str, list[list[int]]]:
+    """The model's input columns, every row padded to the longest (a tokenizer may not pad)."""
+    width = max(len(e.ids) for e in encodings)
+    columns: dict[str, list[list[int]]] = {name: [] for name in _INPUTS}
+    for e in encodings:
+        gap = width - len(e.ids)
+        columns["input_ids"].append([*e.ids, *[pad_id] * gap])
+        columns["attention_mask"].append([*e.attention_mask, *[0] * gap])
+        columns["token_type_ids"].append([*e.type_ids, *[0] * gap])
+    return columns
+
+
 @dataclass(frozen=True)
 class NLIScorer:
     """A local cross-encoder giving the probability that a passage supports a claim.
@@ -171,6 +183,7 @@ class NLIScorer:
     output: str = "logits"
     origin: CitationOrigin = "posthoc-nli"
     _inputs: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
+    _pad_id: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_weight(self.weight, self.threshold)
@@ -193,6 +206,7 @@ class NLIScorer:
                 f"(known: {', '.join(_INPUTS)})"
             )
         object.__setattr__(self, "_inputs", wanted)
+        object.__setattr__(self, "_pad_id", _pad(self.tokenizer)[0])
 
     @classmethod
     def from_pretrained(
@@ -289,16 +303,16 @@ class NLIScorer:
             chunk = pairs[first : first + self.batch_size]
             texts = [(p, c) if self.passage_first else (c, p) for c, p in chunk]
             encodings = self.tokenizer.encode_batch(texts)
-            columns = {
-                "input_ids": [e.ids for e in encodings],
-                "attention_mask": [e.attention_mask for e in encodings],
-                "token_type_ids": [e.type_ids for e in encodings],
-            }
+            columns = _columns(encodings, self._pad_id)
             feed = {
                 name: numpy.asarray(columns[name], dtype="int32" if "int32" in kind else "int64")
                 for name, kind in self._inputs
             }
-            logits = numpy.asarray(self.session.run([self.output], feed)[0], dtype="float64")
+            try:
+                raw = self.session.run([self.output], feed)[0]
+            except Exception as exc:  # ONNX Runtime raises its own exception types
+                raise UsageError(f"the model failed on {len(chunk)} pair(s): {exc}") from exc
+            logits = numpy.asarray(raw, dtype="float64")
             if logits.ndim == 1:
                 logits = logits.reshape(-1, 1)
             if logits.ndim != 2 or logits.shape[0] != len(chunk):
