@@ -88,6 +88,10 @@ class CitePolicy:
     on_invalid: OnInvalidMarker = "drop"
     """A marker naming no given source is removed from the text, or kept as plain text. Either
     way a diagnostic says so."""
+    all_supporting: bool = False
+    """For ``attribute="lexical"`` or a `Scorer`: cite a claim to every source that reaches the
+    threshold, not only to its strongest and those as probable (the weaker ones are the likeliest
+    wrong citations; a diagnostic counts them)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.enabled, bool):
@@ -117,6 +121,8 @@ class CitePolicy:
             raise UsageError(f"sources must be 'cited' or 'all', got {self.sources!r}")
         if isinstance(self.keep, bool) or not isinstance(self.keep, int) or self.keep < 1:
             raise UsageError(f"keep must be a positive integer, got {self.keep!r}")
+        if not isinstance(self.all_supporting, bool):
+            raise UsageError(f"all_supporting must be a bool, got {self.all_supporting!r}")
         if self.on_invalid not in ("drop", "keep"):
             raise UsageError(f"on_invalid must be 'drop' or 'keep', got {self.on_invalid!r}")
 
@@ -374,10 +380,20 @@ def _attribute(
     if isinstance(policy.attribute, str):
         method = policy.attribute
         attributed = attribute(
-            answer.text, sources, method, llm=policy.llm if method == "llm" else None
+            answer.text,
+            sources,
+            method,
+            llm=policy.llm if method == "llm" else None,
+            all_supporting=policy.all_supporting,
         )
     else:
-        attributed = attribute(answer.text, sources, "lexical", scorer=policy.attribute)
+        attributed = attribute(
+            answer.text,
+            sources,
+            "lexical",
+            scorer=policy.attribute,
+            all_supporting=policy.all_supporting,
+        )
     notes.extend(attributed.diagnostics)
     if not attributed.citations or attributed.text != answer.text:
         return answer

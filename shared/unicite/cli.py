@@ -402,6 +402,14 @@ def attribute(
     fmt: FormatOption = "terminal",
     all_sources: AllSourcesOption = False,
     hyperlinks: HyperlinksOption = None,
+    all_supporting: Annotated[
+        bool,
+        typer.Option(
+            "--all-supporting",
+            help="Cite every source that supports a claim well enough, not only the strongest "
+            "and those as strong.",
+        ),
+    ] = False,
 ) -> None:
     """Attribute an answer that cites nothing to its sources (local, no model or key needed).
 
@@ -421,7 +429,9 @@ def attribute(
         except UniciteError as err:
             reason = str(err).splitlines()[0]
             _fail(f"{sources}: not a list of sources: item {number}: {reason}")
-    _emit(attribute_answer(text, parsed), fmt, all_sources, hyperlinks)
+    _emit(
+        attribute_answer(text, parsed, all_supporting=all_supporting), fmt, all_sources, hyperlinks
+    )
 
 
 _PATH_LIKE = re.compile(r"\S*[/\\]\S*|\S+\.[A-Za-z][A-Za-z0-9]{0,7}")

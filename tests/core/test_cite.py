@@ -368,3 +368,18 @@ def test_attribution_with_a_scorer_plug_in() -> None:
     assert asked
     assert ids(answer) == [["geneve"]]
     assert answer.citations[0].origin == "posthoc-nli"
+
+
+def test_attribution_cites_weaker_sources_only_when_asked() -> None:
+    claim = "Zürich ist die grösste Stadt der Schweiz mit rund 440 000 Einwohnern."
+    weaker = Source(
+        id="weaker", content="Die grösste Stadt der Schweiz hat rund 440 000 Einwohner."
+    )
+    sources = [weaker, *SOURCES]
+    strongest = cite(claim, sources, attribute="lexical")
+    assert ids(strongest) == [["zurich"]]
+    assert any("all_supporting=True" in d for d in strongest.diagnostics)
+    every = cite(claim, sources, attribute="lexical", all_supporting=True)
+    assert ids(every) == [["zurich", "weaker"]]
+    with pytest.raises(UsageError, match="all_supporting must be a bool"):
+        CitePolicy(all_supporting="yes")  # type: ignore[arg-type]

@@ -230,6 +230,21 @@ def test_demo_shows_the_recorded_responses() -> None:
         assert render(answer, "terminal", hyperlinks=False, width=80) in result.output
 
 
+def test_attribute_all_supporting(tmp_path: Path) -> None:
+    claim = "Zürich ist die grösste Stadt der Schweiz mit rund 440 000 Einwohnern."
+    sources = tmp_path / "sources.jsonl"
+    rows = [
+        {"id": "weaker", "content": "Die grösste Stadt der Schweiz hat rund 440 000 Einwohner."},
+        {"id": "zurich", "content": claim},
+    ]
+    sources.write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
+    args = ["attribute", "--answer", claim, "--sources", str(sources), "-f", "json"]
+    strongest = CitedAnswer.from_json(runner.invoke(app, args).output)
+    assert [c.source_ids for c in strongest.citations] == [["zurich"]]
+    every = CitedAnswer.from_json(runner.invoke(app, [*args, "--all-supporting"]).output)
+    assert [c.source_ids for c in every.citations] == [["zurich", "weaker"]]
+
+
 def test_attribute_command(tmp_path: Path) -> None:
     answer = tmp_path / "answer.txt"
     answer.write_text(

@@ -72,7 +72,7 @@ class CitationCallbackHandler(BaseCallbackHandler):
             ``markers``, ``renumber``, ``attribute`` (also a chat model or ``str -> reply``
             callable: LLM attribution with that model), ``llm``, ``require``
             (``"citations"`` or ``"grounding"``), ``exclude_inline``, ``sources``, ``keep``
-            (how many recent answers `answers` keeps), ``on_invalid``.
+            (how many recent answers `answers` keeps), ``on_invalid``, ``all_supporting``.
 
     Raises:
         UsageError: An unknown option, or an invalid value.

@@ -125,7 +125,8 @@ class CitationMiddleware(AgentMiddleware[CitationState, Any, Any]):
             ``markers``, ``renumber``, ``attribute`` (also a chat model or ``str -> reply``
             callable), ``llm``, ``require`` (``"citations"`` or ``"grounding"``: the run
             fails with `unicite.GroundingRequiredError`, the answer in the error, after the
-            answer was published), ``exclude_inline``, ``sources``, ``on_invalid``.
+            answer was published), ``exclude_inline``, ``sources``, ``on_invalid``,
+            ``all_supporting``.
 
     Raises:
         UsageError: An unknown option, or an invalid value.

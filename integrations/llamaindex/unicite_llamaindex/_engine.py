@@ -201,8 +201,8 @@ class CitedQueryEngine(CitationQueryEngine):
                 streamed); what it raises is logged at DEBUG level and ignored.
             **options: `CitePolicy` fields overriding ``policy``'s: ``enabled``, ``markers``,
                 ``renumber``, ``attribute``, ``require``, ``exclude_inline``, ``sources``,
-                ``keep``, ``on_invalid``. ``attribution_llm`` is the policy's ``llm`` (a
-                callable from a prompt to the reply).
+                ``keep``, ``on_invalid``, ``all_supporting``. ``attribution_llm`` is the
+                policy's ``llm`` (a callable from a prompt to the reply).
 
         Raises:
             UsageError: An unknown option, a bad option value, or a ledger that is not one.

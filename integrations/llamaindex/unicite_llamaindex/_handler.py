@@ -790,7 +790,8 @@ class CitationEventHandler(BaseEventHandler):
                 level and ignored.
             **options: `CitePolicy` fields overriding ``policy``'s: ``enabled``, ``markers``,
                 ``renumber``, ``attribute``, ``llm`` (a callable from a prompt to the reply, or
-                a LlamaIndex LLM), ``exclude_inline``, ``sources``, ``keep``, ``on_invalid``.
+                a LlamaIndex LLM), ``exclude_inline``, ``sources``, ``keep``, ``on_invalid``,
+                ``all_supporting``.
                 Older names still work: ``attribution_llm`` for ``llm``, ``history`` for
                 ``keep``.
 
