@@ -201,6 +201,7 @@ VALUES: dict[str, Any] = {
     "sources": "all",
     "keep": 5,
     "on_invalid": "keep",
+    "all_supporting": True,
 }
 """A value other than the default for every `CitePolicy` field."""
 
