@@ -378,22 +378,17 @@ def _attribute(
     if not sources or not answer.text.strip():
         return answer
     if isinstance(policy.attribute, str):
-        method = policy.attribute
-        attributed = attribute(
-            answer.text,
-            sources,
-            method,
-            llm=policy.llm if method == "llm" else None,
-            all_supporting=policy.all_supporting,
-        )
-    else:
-        attributed = attribute(
-            answer.text,
-            sources,
-            "lexical",
-            scorer=policy.attribute,
-            all_supporting=policy.all_supporting,
-        )
+        method, scorer = policy.attribute, None
+    else:  # a Scorer re-scores the lexical attributor's passages
+        method, scorer = "lexical", policy.attribute
+    attributed = attribute(
+        answer.text,
+        sources,
+        method,
+        llm=policy.llm if method == "llm" else None,
+        scorer=scorer,
+        all_supporting=policy.all_supporting,
+    )
     notes.extend(attributed.diagnostics)
     if not attributed.citations or attributed.text != answer.text:
         return answer

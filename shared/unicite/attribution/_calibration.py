@@ -200,11 +200,16 @@ class Model:
         """The lowest probability the model gives."""
         return self.calibrate(-math.inf) if self.knots else 0.0
 
-    def probability(self, values: Sequence[float]) -> float:
-        """Calibrated probability that the passage supports the claim."""
+    def probability(self, values: Sequence[float], score: float | None = None) -> float:
+        """Calibrated probability that the passage supports the claim.
+
+        Args:
+            values: The feature vector.
+            score: Its raw `score`, when the caller has it already.
+        """
         if values[0] < self.min_coverage:
             return self.floor
-        return self.calibrate(self.score(values))
+        return self.calibrate(self.score(values) if score is None else score)
 
     def upper_bound(self, values: Sequence[float], pending: Iterable[int] | None = None) -> float:
         """The highest probability reachable whatever the not yet computed features turn out.

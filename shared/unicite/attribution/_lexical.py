@@ -108,8 +108,6 @@ class SourceIndex:
     """Each unit's number of tokens."""
     spaceless: bool
     """The text has scripts written without spaces (tokenized as character bigrams)."""
-    number_text: str
-    """The text numbers are read from (normalized when the text needs it)."""
     _numbers: frozenset[str] | None = None
 
     @property
@@ -117,7 +115,7 @@ class SourceIndex:
         """The numbers of two or more digits in the text (read on first use)."""
         numbers = self._numbers
         if numbers is None:
-            numbers = self._numbers = _numbers(self.number_text)
+            numbers = self._numbers = _numbers(_normalize(self.text))
         return numbers
 
 
@@ -216,10 +214,6 @@ def _units(text: str) -> list[tuple[int, int]]:
         start = at + size - left
         end = at + right
         at += size + gap
-        if end - start <= MAX_UNIT_CHARS:
-            if end > start:
-                spans.append((start, end))
-            continue
         while end - start > MAX_UNIT_CHARS:
             cut = text.rfind(" ", start + MAX_UNIT_CHARS // 2, start + MAX_UNIT_CHARS)
             cut = cut if cut > start else start + MAX_UNIT_CHARS
@@ -254,7 +248,7 @@ def _build_index(text: str) -> SourceIndex:
                 kept.append((a, b))
                 sizes.append(len(found))
                 tokens.append(list(map(_CUT, found)))
-        return SourceIndex(text, kept, tokens, sizes, False, text)
+        return SourceIndex(text, kept, tokens, sizes, False)
     spaceless = _SPACELESS_RE.search(text) is not None
     low = text.lower()
     fast = len(low) == len(text) and unicodedata.is_normalized("NFKC", text)
@@ -268,14 +262,7 @@ def _build_index(text: str) -> SourceIndex:
             kept.append((a, b))
             sizes.append(len(toks))
             tokens.append(toks)
-    return SourceIndex(
-        text,
-        kept,
-        tokens,
-        sizes,
-        spaceless,
-        text if fast else _normalize(text),
-    )
+    return SourceIndex(text, kept, tokens, sizes, spaceless)
 
 
 class _IndexCache:
@@ -622,15 +609,7 @@ def _score_group(
                 continue
             start, end = index.units[lo][0], index.units[hi][1]
             features = tuple(values) if keep_features else ()
-            row.append(
-                Match(
-                    model.probability(values),
-                    start,
-                    end,
-                    features,
-                    model.score(values),
-                    values[0],
-                )
-            )
+            raw = model.score(values)
+            row.append(Match(model.probability(values, raw), start, end, features, raw, values[0]))
         out.append(row)
     return out

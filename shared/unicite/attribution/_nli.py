@@ -128,15 +128,16 @@ def _support_class(label: int | str | None, labels: list[str] | None, classes: i
     )
 
 
-def _pad(tokenizer: Any) -> tuple[int, str]:
+def _pad_id(tokenizer: Any) -> int:
+    """The id batches are padded with: the tokenizer's own, a pad token's, else 0."""
     padding = tokenizer.padding
     if padding:
-        return int(padding["pad_id"]), str(padding["pad_token"])
+        return int(padding["pad_id"])
     for token in _PAD_TOKENS:
         found = tokenizer.token_to_id(token)
         if found is not None:
-            return int(found), token
-    return 0, ""
+            return int(found)
+    return 0
 
 
 def _columns(encodings: Sequence[Any], pad_id: int) -> dict[str, list[list[int]]]:
@@ -206,7 +207,7 @@ class NLIScorer:
                 f"(known: {', '.join(_INPUTS)})"
             )
         object.__setattr__(self, "_inputs", wanted)
-        object.__setattr__(self, "_pad_id", _pad(self.tokenizer)[0])
+        object.__setattr__(self, "_pad_id", _pad_id(self.tokenizer))
 
     @classmethod
     def from_pretrained(
@@ -246,8 +247,7 @@ class NLIScorer:
             UsageError: The extra is not installed, a file is missing, or the classes are
                 ambiguous.
         """
-        numpy, onnxruntime, tokenizers = _import_runtime()
-        del numpy
+        _, onnxruntime, tokenizers = _import_runtime()
         folder = Path(path)
         if not folder.is_dir():
             raise UsageError(f"{folder} is not a folder holding an ONNX model")
@@ -273,9 +273,8 @@ class NLIScorer:
         positions = config.get("max_position_embeddings")
         if isinstance(positions, int) and not isinstance(positions, bool) and positions > 8:
             max_length = min(max_length, positions)
+        # Batches are padded by `score` itself (`_columns`), whatever the tokenizer does.
         tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
-        pad_id, pad_token = _pad(tokenizer)
-        tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
         outputs = [o.name for o in session.get_outputs()]
         output = "logits" if "logits" in outputs else outputs[0]
         labels = _labels(config)
