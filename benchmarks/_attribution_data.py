@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 __all__ = [
     "DATASETS",
     "ENV_VAR",
+    "best_published",
     "data_root",
     "held_aside",
     "load",
@@ -77,3 +79,17 @@ def reference_rows(root: Path, name: str) -> Iterator[dict[str, str]]:
     header = lines[0].split("\t")
     for line in lines[1:]:
         yield dict(zip(header, line.split("\t"), strict=False))
+
+
+def best_published(root: Path, name: str) -> dict[str, float]:
+    """The best ``avg_F1`` of a published AttributionBench table, per setting.
+
+    Keys are the table's settings lowered (``"zero-shot"``, ``"fine-tuned"``); other rows
+    (the average gain from fine-tuning) are left out.
+    """
+    best: dict[str, float] = {}
+    for row in reference_rows(root, name):
+        if row["setting"] in ("Zero-shot", "Fine-tuned"):
+            setting = row["setting"].lower()
+            best[setting] = max(best.get(setting, -math.inf), float(row["avg_F1"]))
+    return best

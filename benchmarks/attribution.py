@@ -27,6 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _attribution_data import (
+    best_published,
     data_root,
     held_aside,
     load,
@@ -187,19 +188,14 @@ def _located(claim: str, text: str) -> tuple[float, int, int] | None:
 
 
 def _ab_reference(root: Path) -> dict[str, float]:
-    rows = {
-        (r["setting"], r["model"]): r
-        for r in reference_rows(root, "attributionbench_table_ID_macroF1.tsv")
-    }
+    table = "attributionbench_table_ID_macroF1.tsv"
+    rows = {(r["setting"], r["model"]): r for r in reference_rows(root, table)}
+    best = best_published(root, table)
     return {
         "T5-XXL-TRUE zero-shot": float(rows[("Zero-shot", "T5-XXL-TRUE (11B)")]["avg_F1"]),
         "GPT-4 CoT zero-shot": float(rows[("Zero-shot", "GPT-4 (w/ CoT)")]["avg_F1"]),
-        "best zero-shot": max(
-            float(r["avg_F1"]) for (setting, _), r in rows.items() if setting == "Zero-shot"
-        ),
-        "best fine-tuned": max(
-            float(r["avg_F1"]) for (setting, _), r in rows.items() if setting == "Fine-tuned"
-        ),
+        "best zero-shot": best["zero-shot"],
+        "best fine-tuned": best["fine-tuned"],
     }
 
 

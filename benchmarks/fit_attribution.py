@@ -25,7 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _attribution_data import data_root, held_aside, load, missing_message, reference_rows
+from _attribution_data import (
+    best_published,
+    data_root,
+    held_aside,
+    load,
+    missing_message,
+)
 from _harness import Figure
 
 from unicite.attribution import _calibration as cal
@@ -337,16 +343,6 @@ def leave_one_subset_out(fit_part: list[Example], held: list[Example]) -> dict[s
     return out
 
 
-def _ood_reference(root: Path) -> dict[str, float]:
-    """The best published out-of-distribution macro-F1 averages, zero-shot and fine-tuned."""
-    best: dict[str, float] = {}
-    for row in reference_rows(root, "attributionbench_table_OOD_macroF1.tsv"):
-        setting = {"Zero-shot": "zero-shot", "Fine-tuned": "fine-tuned"}.get(row["setting"])
-        if setting is not None:
-            best[setting] = max(best.get(setting, 0.0), float(row["avg_F1"]))
-    return best
-
-
 def run() -> list[Figure]:
     root = data_root()
     reason = missing_message(root)
@@ -370,7 +366,7 @@ def run() -> list[Figure]:
         )
     unseen = leave_one_subset_out(fit_part, held)
     mean = sum(unseen.values()) / len(unseen)
-    ood = _ood_reference(root)
+    ood = best_published(root, "attributionbench_table_OOD_macroF1.tsv")
     figures.append(
         Figure(
             name="AttributionBench macro-F1 on a subset never fitted on, mean of the 4",
