@@ -300,12 +300,15 @@ def _markers(
     style: ParseStyle = policy.markers
     parsed = _parse(base.text, table, style, policy.on_invalid)
     notes.extend(parsed.diagnostics)
-    return base.replace(
-        text=parsed.text,
-        sources=parsed.sources,
-        citations=parsed.citations,
-        sources_used=parsed.sources_used,
-        extras={**base.extras, **parsed.extras},
+    # The parsed answer holds every field an invariant binds (text, sources, citations,
+    # sources_used), checked when it was built: what the base adds needs no new validation.
+    return parsed.model_copy(
+        update={
+            "provider": base.provider,
+            "model": base.model,
+            "diagnostics": base.diagnostics,
+            "extras": {**base.extras, **parsed.extras},
+        }
     )
 
 

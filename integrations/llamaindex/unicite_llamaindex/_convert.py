@@ -53,6 +53,7 @@ from unicite_llamaindex._nodes import (
     SourceCache,
     cached_sources,
     label_number,
+    node_content,
     node_metadata,
     node_text,
 )
@@ -367,16 +368,24 @@ def table_from_nodes(
     """
     cache = SourceCache() if cache is None else cache
     tracer = _Tracer(retrieved) if retrieved else None
-    refs = [
-        tracer.trace(node, n)
-        if tracer is not None and SOURCE_ID_KEY not in node_metadata(node.node)
-        else (node, n, None)
-        for n, node in enumerate(nodes)
-    ]
-    sources = cached_sources(refs, cache, notes)
+    refs: list[tuple[NodeWithScore, int, Chunk | None]] = []
+    contents: list[object] = []
+    labels: list[int | None] = []
+    for n, node in enumerate(nodes):
+        # Each node's content is read once: tracing, labels and the cache key all need it.
+        content = node_content(node.node)
+        labels.append(label_number(node.node, content=content))
+        if tracer is not None and SOURCE_ID_KEY not in node_metadata(node.node):
+            ref, k = tracer.trace(node, n, node_text(node.node, content=content))
+            if k is not None:
+                content = tracer.contents[k]
+        else:
+            ref = (node, n, None)
+        refs.append(ref)
+        contents.append(content)
+    sources = cached_sources(refs, cache, notes, contents)
     table: dict[int, Source] = {}
-    for position, (node, source) in enumerate(zip(nodes, sources, strict=True)):
-        label = label_number(node.node)
+    for position, (label, source) in enumerate(zip(labels, sources, strict=True)):
         number = label if label is not None else position + 1
         if number in table:
             if table[number].id != source.id:
@@ -391,24 +400,33 @@ class _Tracer:
 
     def __init__(self, retrieved: Sequence[NodeWithScore]) -> None:
         self.retrieved = retrieved
-        self.texts = [node_text(node.node) for node in retrieved]
+        self.contents = [node_content(node.node) for node in retrieved]
+        self.texts = [
+            node_text(node.node, content=content)
+            for node, content in zip(retrieved, self.contents, strict=True)
+        ]
         self.whole: dict[str, int] = {}
         for k, text in enumerate(self.texts):
             self.whole.setdefault(text.strip(), k)
 
-    def trace(self, node: NodeWithScore, rank: int) -> tuple[NodeWithScore, int, Chunk | None]:
-        """The retrieved node (and chunk of it) `node` holds the text of; else `node` itself."""
-        text = node_text(node.node).strip()
+    def trace(
+        self, node: NodeWithScore, rank: int, text: str
+    ) -> tuple[tuple[NodeWithScore, int, Chunk | None], int | None]:
+        """The retrieved node (and chunk of it) whose text `node` shows (`text`), else `node`.
+
+        Returned with the position of that retrieved node (None for `node` itself).
+        """
+        text = text.strip()
         if not text:
-            return node, rank, None
+            return (node, rank, None), None
         k = self.whole.get(text)
         if k is not None:
-            return self.retrieved[k], k, None
+            return (self.retrieved[k], k, None), k
         for k, whole in enumerate(self.texts):
             start = whole.find(text)
             if start >= 0:
-                return self.retrieved[k], k, Chunk(text, 0, start, start + len(text))
-        return node, rank, None
+                return (self.retrieved[k], k, Chunk(text, 0, start, start + len(text))), k
+        return (node, rank, None), None
 
 
 def _text_of_message(message: ChatMessage) -> str:
@@ -463,6 +481,10 @@ def _with_notes(answer: CitedAnswer, notes: list[str]) -> CitedAnswer:
     return answer.model_copy(update={"diagnostics": [*answer.diagnostics, *notes]})
 
 
+_DEFAULT = CitePolicy()
+"""The policy of a call that names none (a `CitePolicy` is immutable: one serves every call)."""
+
+
 def from_llamaindex_response(
     response: Any,
     *,
@@ -499,7 +521,7 @@ def from_llamaindex_response(
     Raises:
         UsageError: ``response`` is none of the above, or an option is unknown or invalid.
     """
-    cite_policy = resolve_policy(policy, options)
+    cite_policy = resolve_policy(policy, options) if policy is not None or options else _DEFAULT
     if isinstance(response, CitedAnswer):
         return response
     if isinstance(response, (Response, StreamingResponse, AsyncStreamingResponse)):

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llama_index.core.agent.workflow.workflow_events import (
     AgentOutput,
@@ -131,7 +131,7 @@ class _Pending:
     nodes: list[NodeWithScore]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Span:
     run: _Run
     parent: str | None
@@ -163,6 +163,8 @@ class _Core:
     def __init__(self, policy: CitePolicy, on_citations: OnCitations | None) -> None:
         self.policy = policy
         self.on_citations = on_citations
+        self.tracked = False
+        """Whether the handler's span tracker is attached (the handler attaches it if not)."""
         self.lock = threading.Lock()
         self.spans: dict[str, _Span] = {}
         self.calls: dict[str, _Call] = {}
@@ -186,6 +188,7 @@ class _Core:
             given = bound_args.arguments.get("nodes")
             if isinstance(given, list):
                 nodes = [n for n in given if isinstance(n, NodeWithScore)]
+        call_id = _tool_call_of(bound_args)
         with self.lock:
             parent_span = self.spans.get(parent) if parent is not None else None
             if parent_span is None:
@@ -198,9 +201,7 @@ class _Core:
             else:
                 run = parent_span.run
             run.open_spans += 1
-            self.spans[id_] = _Span(
-                run=run, parent=parent, nodes=nodes, call_id=_tool_call_of(bound_args)
-            )
+            self.spans[id_] = _Span(run, parent, nodes, call_id)
 
     def exit(self, id_: str, result: Any, *, dropped: bool = False, labeller: bool = False) -> None:
         with self.lock:
@@ -676,7 +677,16 @@ class _Core:
 
 
 class _SpanTracker(BaseSpanHandler[SimpleSpan]):
-    """Tells the handler which span is inside which (the events alone do not say)."""
+    """Tells the handler which span is inside which (the events alone do not say).
+
+    LlamaIndex calls it for every span of every run: it goes straight to the handler's state
+    (kept in a slot: a pydantic private attribute costs a microsecond a read) and keeps no span
+    objects of its own.
+    """
+
+    __slots__ = ("_hot",)
+    if TYPE_CHECKING:  # a slot, not a pydantic private attribute
+        _hot: _Core | None
 
     _core: _Core | None = PrivateAttr(default=None)
 
@@ -684,6 +694,59 @@ class _SpanTracker(BaseSpanHandler[SimpleSpan]):
     def class_name(cls) -> str:
         """Class name."""
         return "UniciteSpanTracker"
+
+    def follow(self, core: _Core) -> None:
+        """Report spans to `core`."""
+        self._core = core
+        object.__setattr__(self, "_hot", core)
+
+    def _target(self) -> _Core | None:
+        try:
+            return self._hot
+        except AttributeError:  # a copy: slots are not copied
+            core = self._core
+            object.__setattr__(self, "_hot", core)
+            return core
+
+    def span_enter(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any | None = None,
+        parent_id: str | None = None,
+        tags: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Record the span."""
+        core = self._target()
+        if core is not None:
+            core.enter(id_, parent_id, instance, bound_args)
+
+    def span_exit(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any | None = None,
+        result: Any | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Forget the span (its run, when it was the outermost one)."""
+        core = self._target()
+        if core is not None:
+            core.exit(id_, result, labeller=isinstance(instance, CitationPostprocessor))
+
+    def span_drop(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any | None = None,
+        err: BaseException | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Forget a span that ended with an error."""
+        core = self._target()
+        if core is not None:
+            core.exit(id_, None, dropped=True)
 
     def new_span(
         self,
@@ -695,9 +758,7 @@ class _SpanTracker(BaseSpanHandler[SimpleSpan]):
         **kwargs: Any,
     ) -> SimpleSpan | None:
         """Record the span; keep no span object of our own."""
-        core = self._core
-        if core is not None:
-            core.enter(id_, parent_span_id, instance, bound_args)
+        self.span_enter(id_, bound_args, instance, parent_span_id, tags)
         return None
 
     def prepare_to_exit_span(
@@ -709,9 +770,7 @@ class _SpanTracker(BaseSpanHandler[SimpleSpan]):
         **kwargs: Any,
     ) -> SimpleSpan | None:
         """Forget the span (its run, when it was the outermost one)."""
-        core = self._core
-        if core is not None:
-            core.exit(id_, result, labeller=isinstance(instance, CitationPostprocessor))
+        self.span_exit(id_, bound_args, instance, result)
         return None
 
     def prepare_to_drop_span(
@@ -723,9 +782,7 @@ class _SpanTracker(BaseSpanHandler[SimpleSpan]):
         **kwargs: Any,
     ) -> SimpleSpan | None:
         """Forget a span that ended with an error."""
-        core = self._core
-        if core is not None:
-            core.exit(id_, None, dropped=True)
+        self.span_drop(id_, bound_args, instance, err)
         return None
 
 
@@ -764,6 +821,11 @@ class CitationEventHandler(BaseEventHandler):
     does nothing at all.
     """
 
+    __slots__ = ("_hot",)
+    """The handler's state again, read by every event (a private attribute costs more)."""
+    if TYPE_CHECKING:
+        _hot: _Core
+
     on_citations: OnCitations | None = Field(
         default=None, exclude=True, description="Called with every CitedAnswer."
     )
@@ -773,7 +835,6 @@ class CitationEventHandler(BaseEventHandler):
     _tracker: _SpanTracker = PrivateAttr(default_factory=_SpanTracker)
     _tracking: Dispatcher | None = PrivateAttr(default=None)
     _attached: list[Dispatcher] = PrivateAttr(default_factory=list)
-    _active: bool = PrivateAttr(default=True)
 
     def __init__(
         self,
@@ -809,9 +870,9 @@ class CitationEventHandler(BaseEventHandler):
             raise UsageError("on_citations must be callable: it is called with a CitedAnswer")
         super().__init__(on_citations=on_citations)
         self._policy = resolved
-        self._active = resolved.enabled
         self._core = _Core(resolved, on_citations)
-        self._tracker._core = self._core
+        object.__setattr__(self, "_hot", self._core)
+        self._tracker.follow(self._core)
 
     @property
     def policy(self) -> CitePolicy:
@@ -845,15 +906,17 @@ class CitationEventHandler(BaseEventHandler):
                 h for h in self._tracking.span_handlers if h is not tracker
             ]
             self._tracking = None
+            self._core.tracked = False
             with _FOLLOWING_LOCK:
                 _FOLLOWING[:] = [r for r in _FOLLOWING if r() not in (None, self._core)]
 
     def _track(self) -> None:
         """Follow spans from the root dispatcher, which sees every span."""
-        if self._tracking is None and self._active:
+        if self._tracking is None and self._policy.enabled:
             root = get_dispatcher()
             root.add_span_handler(self._tracker)
             self._tracking = root
+            self._core.tracked = True
             with _FOLLOWING_LOCK:
                 _FOLLOWING[:] = [r for r in _FOLLOWING if r() is not None]
                 _FOLLOWING.append(weakref.ref(self._core))
@@ -887,12 +950,17 @@ class CitationEventHandler(BaseEventHandler):
 
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
         """Read one instrumentation event; never raises."""
-        if not self._active:
+        try:
+            core: _Core = self._hot
+        except AttributeError:  # a copy: slots are not copied
+            core = self._core
+            object.__setattr__(self, "_hot", core)
+        if not core.policy.enabled:
             return
-        if self._tracking is None:
+        if not core.tracked:
             self._track()
         try:
-            self._core.handle(event)
+            core.handle(event)
         except Exception:
             logger.debug(
                 "CitationEventHandler could not read %s", type(event).__name__, exc_info=True

@@ -27,6 +27,7 @@ __all__ = [
     "cached_sources",
     "default_splitter",
     "label_number",
+    "node_content",
     "node_metadata",
     "node_text",
     "source_from_node",
@@ -146,12 +147,29 @@ def node_metadata(node: BaseNode) -> dict[str, Any]:
     return metadata if isinstance(metadata, dict) else {}
 
 
-def node_text(node: BaseNode) -> str:
-    """The node's own text, without metadata (and without a ``Source N:`` label we added)."""
+_READ = object()
+"""Stands for "read the node's content now" where a caller may pass what it already read."""
+
+
+def node_content(node: BaseNode) -> object:
+    """What ``get_content`` gives without metadata, or `_FAILED` when it raises.
+
+    Reading a node's content is the costly part of reading a node: a caller that needs it
+    several times reads it once and passes it on (``content=``).
+    """
     try:
-        text = node.get_content(metadata_mode=MetadataMode.NONE)
+        return node.get_content(metadata_mode=MetadataMode.NONE)
     except Exception:
-        text = ""
+        return _FAILED
+
+
+_FAILED = object()
+"""`node_content` of a node whose ``get_content`` raised."""
+
+
+def node_text(node: BaseNode, *, content: object = _READ) -> str:
+    """The node's own text, without metadata (and without a ``Source N:`` label we added)."""
+    text = node_content(node) if content is _READ else content
     if not isinstance(text, str):
         return ""
     span = node_metadata(node).get(TEXT_KEY)
@@ -171,15 +189,12 @@ def node_text(node: BaseNode) -> str:
     return text
 
 
-def label_number(node: BaseNode) -> int | None:
+def label_number(node: BaseNode, *, content: object = _READ) -> int | None:
     """The ``Source N:`` number a prompt shows for this node, when it carries one."""
     value = node_metadata(node).get(LABEL_KEY)
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
-    try:
-        text = node.get_content(metadata_mode=MetadataMode.NONE)
-    except Exception:
-        return None
+    text = node_content(node) if content is _READ else content
     match = _LABEL_RE.match(text) if isinstance(text, str) else None
     return int(match.group(1)) if match is not None else None
 
@@ -402,12 +417,18 @@ class SourceCache:
 
 
 def cached_sources(
-    refs: Sequence[tuple[NodeWithScore, int, Chunk | None]], cache: SourceCache, notes: list[str]
+    refs: Sequence[tuple[NodeWithScore, int, Chunk | None]],
+    cache: SourceCache,
+    notes: list[str],
+    contents: Sequence[object] | None = None,
 ) -> list[Source]:
-    """The source of each node (rank, chunk): from `cache` when read before, else read now."""
+    """The source of each node (rank, chunk): from `cache` when read before, else read now.
+
+    `contents` are the nodes' `node_content`, when the caller read them already.
+    """
     sources: list[Source] = []
-    for ref in refs:
-        key = _cache_key(ref)
+    for k, ref in enumerate(refs):
+        key = _cache_key(ref, _READ if contents is None else contents[k])
         hit = cache.get(key) if key is not None else None
         if hit is None:
             read_notes: list[str] = []
@@ -416,19 +437,25 @@ def cached_sources(
                 cache.put(key, source, read_notes)
         else:
             source, read_notes = hit[0], list(hit[1])
-        notes.extend(note for note in read_notes if note not in notes)
+        if read_notes:
+            notes.extend(note for note in read_notes if note not in notes)
         sources.append(source)
     return sources
 
 
-def _cache_key(ref: tuple[NodeWithScore, int, Chunk | None]) -> Hashable | None:
+def _cache_key(
+    ref: tuple[NodeWithScore, int, Chunk | None], content: object = _READ
+) -> Hashable | None:
     """Everything the source of a node (rank, chunk) is read from; None when it cannot be told."""
     node, rank, chunk = ref
     base = node.node if isinstance(node, NodeWithScore) else node
     score = node.score if isinstance(node, NodeWithScore) else None
     metadata = getattr(base, "metadata", None)
+    if content is _READ:
+        content = node_content(base)
+    if content is _FAILED:
+        return None
     try:
-        content = base.get_content(metadata_mode=MetadataMode.NONE)
         shown = (
             tuple(sorted((str(k), repr(v)) for k, v in metadata.items()))
             if isinstance(metadata, dict)

@@ -21,6 +21,7 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.base.response.schema import PydanticResponse, Response, StreamingResponse
 from llama_index.core.query_engine import CitationQueryEngine
+from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from pydantic import BaseModel
 
 from unicite import (
@@ -303,6 +304,43 @@ def test_plain_completion_with_markers_against_given_sources() -> None:
     # Without sources or options the response is read as it is: its text untouched.
     unread = from_llamaindex_response(CompletionResponse(text="Sans [1]."))
     assert (unread.text, unread.citations) == ("Sans [1].", [])
+
+
+class _Unreadable(TextNode):
+    """A node whose text cannot be read (its store went away, a broken subclass)."""
+
+    def get_content(self, metadata_mode: MetadataMode = MetadataMode.NONE) -> str:
+        raise RuntimeError("the store is gone")
+
+
+def test_a_node_whose_text_cannot_be_read_is_still_a_numbered_source() -> None:
+    nodes = [
+        NodeWithScore(
+            node=TextNode(
+                id_="pont",
+                text="Source 1:\nLe pont-passerelle relie le Mont au continent.\n",
+                metadata={"url": "https://www.bay-mont-saint-michel.fr/pont-passerelle"},
+            ),
+            score=0.9,
+        ),
+        NodeWithScore(
+            node=_Unreadable(id_="marees", text="Source 2:\nLa marée monte.\n"), score=0.8
+        ),
+    ]
+    response = Response(
+        response="Le pont relie le Mont [1]. La marée monte [2].", source_nodes=nodes
+    )
+    for _ in range(2):  # an unreadable node is never taken from a cache: it is read again
+        answer = from_llamaindex_response(response)
+        assert [(c.text, c.source_ids) for c in answer.citations] == [
+            ("Le pont relie le Mont", ["pont"]),
+            ("La marée monte", ["marees"]),  # no label could be read: its place numbers it
+        ]
+        assert [(s.id, s.content) for s in answer.sources] == [
+            ("pont", "Le pont-passerelle relie le Mont au continent."),
+            ("marees", None),
+        ]
+        assert answer.diagnostics == ["node marees: its text could not be read (RuntimeError)"]
 
 
 def test_gemini_candidate_dump_is_read_as_a_response() -> None:

@@ -300,6 +300,19 @@ def test_added_by_hand_it_tracks_spans_itself(index: Any) -> None:
         handler.detach()
 
 
+def test_a_copy_of_the_handler_reports_to_the_same_state(index: Any) -> None:
+    # A pydantic copy shares the handler's state (its private attributes), not its slots.
+    handler = CitationEventHandler()
+    copy = handler.model_copy()
+    engine = CitationQueryEngine.from_args(index, llm=ScriptedLLM(reply=REPLY), similarity_top_k=3)
+    with copy:
+        engine.query(QUERY)
+    assert copy.answer is not None
+    assert handler.answer is copy.answer
+    assert [c.source_ids for c in copy.answer.citations] == [["msm-pont"], ["msm-marees"]]
+    assert copy._state_size() == 0
+
+
 def test_llm_attribution_needs_a_model() -> None:
     with pytest.raises(UsageError):
         CitationEventHandler(attribute="llm")
