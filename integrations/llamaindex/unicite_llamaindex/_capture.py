@@ -66,7 +66,9 @@ class QueryCapture:
         key = event.span_id or ""
         if isinstance(event, (LLMChatInProgressEvent, LLMCompletionInProgressEvent)):
             with self._lock:
-                reader = self._calls.setdefault(key, LLMCallReader())
+                reader = self._calls.get(key)
+                if reader is None:
+                    reader = self._calls[key] = LLMCallReader()
             reader.feed(event.response)
         elif isinstance(event, (LLMChatEndEvent, LLMCompletionEndEvent)):
             with self._lock:
