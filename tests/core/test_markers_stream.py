@@ -571,3 +571,92 @@ def test_numbers_are_read_in_the_parsed_text_as_renumber_reads_them(
         shown, answer = stream(chunks, **options)
         assert "".join(shown) == answer.text == whole_answer(text, **options).text == expected
         assert not any("differs" in note for note in answer.diagnostics)
+
+
+# A check on one line of plain ASCII prose reads the line's markers without segmenting it:
+# texts made of what such a line holds (sentence ends, abbreviations, decimals, quotes and
+# parentheses next to markers, glued and adjacent brackets), then lines that turn it into
+# something else (a heading, a table row, a list, code) once its markers were shown.
+PLAIN_PIECES = st.sampled_from(
+    [
+        "Word",
+        "word",
+        "river",
+        " ",
+        "  ",
+        ". ",
+        "! ",
+        "? ",
+        ".",
+        ", ",
+        "; ",
+        ": ",
+        "e.g. ",
+        "Dr. ",
+        "3.5 ",
+        "1932 ",
+        "'",
+        '"',
+        "(",
+        ")",
+        "-",
+        "[",
+        "]",
+        "[1]",
+        "[2]",
+        "[3]",
+        "[4]",
+        "[9]",
+        "[0]",
+        "[2024]",
+        "[2, 3]",
+        "[3, 1]",
+        "[2-4]",
+        "[4-2]",
+        "[1, 9]",
+        "[1][2]",
+        "[3] [1]",
+        "][1]",
+        "a[1]",
+        "x[1, 9]",
+        "Item[2]",
+        "([1])",
+        "[1].",
+        '"Quoted." [2]',
+        "www.x [1]",
+        "www.x[1]",
+    ]
+)
+TURNS = st.sampled_from(
+    ["", "\n---\n", "\n===\n", "| a |\n---|---\n", "\n\n    code [2]\n", "\n- item [3]", "\n`[1]`"]
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A bracket glued to a www. token is part of a URL, not a marker: [2] is the first.
+        "Word www.x[1] more [2].",
+        "www.x[1] then [3] and [2].",
+        # Glued to a "]" that ends no marker: text; after a marker: one run.
+        "See x][1] and [2]. Then [1][3].",
+        # Sentence ends inside abbreviations and decimals, markers after them.
+        'Dr. Who [2]. It grew 3.5 [3] e.g. [1] here. (See [4].) "Quoted." [2]',
+        # A plain line that turns into a setext heading, then a table row.
+        "Title [3] here\n---\nRow [2] | cell [1]\n---|---\n",
+    ],
+)
+def test_plain_lines_stream_like_whole_texts(text: str) -> None:
+    for chunks in ([text], list(text), chunked(text, set(range(3, len(text), 7)))):
+        assert_same_as_whole(chunks)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(PLAIN_PIECES, min_size=1, max_size=30), TURNS, st.data(), OPTIONS)
+def test_property_plain_prose_lines_stream_like_whole_texts(
+    pieces: list[str], turn: str, data: st.DataObject, options: dict[str, Any]
+) -> None:
+    text = "".join(pieces) + turn
+    cuts = data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=20))
+    assert_same_as_whole(chunked(text, cuts), **options)
+    assert_same_as_whole(list(text), **options)

@@ -94,6 +94,9 @@ _PLAIN_RE = re.compile("[^\\[(<\u3010`\n\r]*")
 _MARKER_ENDS = frozenset("])>\u3011")
 _TAIL_KEEP = 4_096  # tail length past which plain chunks trim it too
 _SHORT_WINDOW = 64  # below this, segmenting the whole window is as cheap as any shortcut
+# One line of plain prose: ASCII words and numbers, spaces, common punctuation and numeric
+# bracket markers, opening with a letter (see `_plain_line`).
+_PLAIN_LINE_RE = re.compile(r"[A-Za-z][A-Za-z0-9 .,;:!?'\"()\[\]\-]*")
 # What may stand before a restart point: a space, or CJK punctuation (CJK text has no spaces).
 _BREAK_RE = re.compile("[ \t\u3001\u3002\uff01\uff0c\uff1a\uff1b\uff1f\u300d\u300f\uff09\u3011]")
 # A bracketed number (a superset: `read_token` reads it), and one that reads as a reference
@@ -592,6 +595,8 @@ class MarkerStream:
         Only a check from the anchor moves it and remembers an open code fence.
         ``blank_ends`` lists where the blank lines of ``window`` end.
         """
+        if _plain_line(window, rel):
+            return "marker" if _marks_line(window, rel, rel_end) else "text"
         segs, starts = cached_segments(window)
         line_start = max(window.rfind("\n", 0, rel), window.rfind("\r", 0, rel)) + 1
         first = line_start
@@ -1255,8 +1260,8 @@ def _unless_line_turns(window: str, rel: int, rel_end: int, verdict: str) -> str
     segment, and in rare cases (a marker opening a sentence that follows a CJK full stop with
     no space, glued to ``_`` or ``]``) that changes whether the marker is one.
     """
-    if verdict == "pending":
-        return verdict
+    if verdict == "pending" or _plain_line(window, rel):
+        return verdict  # a plain line's sentences read its markers as the line does
     brk = _line_break(window, rel)
     if brk >= 0:
         following = brk + (2 if window.startswith("\r\n", brk) else 1)
@@ -1283,6 +1288,32 @@ def _unless_line_turns(window: str, rel: int, rel_end: int, verdict: str) -> str
     if whole_line != alone:
         return "pending"
     return "marker" if alone else "text"
+
+
+def _plain_line(window: str, rel: int) -> bool:
+    """Whether the marker at ``rel`` is one of the sentences of ``window`` as of its line.
+
+    True for one line of plain prose (`_PLAIN_LINE_RE`: no code, no line or block syntax, no
+    URL scheme, no HTML) with no ``[[`` or ``](`` (so its only markers are numeric brackets,
+    ``[1]``, ``[2, 3]``, ``[2-4]``) and no ``]`` glued before the marker. Segmenting it
+    finds one paragraph split into sentences, and a numeric bracket holds no sentence end, so
+    no boundary falls inside one and each boundary is followed by a space (in ASCII text a
+    sentence starts after a space): the markers of the sentence holding the marker are the
+    line's markers inside it, scanned from the same place with the same look-around, and the
+    line turning into a heading or a table row would not change them. `_verdict` and
+    `_unless_line_turns` then read the line's markers instead of segmenting it.
+    """
+    return (
+        _PLAIN_LINE_RE.fullmatch(window) is not None
+        and "[[" not in window
+        and "](" not in window
+        and window[rel - 1] != "]"
+    )
+
+
+def _marks_line(window: str, rel: int, rel_end: int) -> bool:
+    """Whether the match at ``rel..rel_end`` is a marker of the line ``window``."""
+    return (rel, rel_end) in marker_spans(window, 0, len(window), indexing=True)
 
 
 def _settled(text: str, o: int, e: int) -> bool:
