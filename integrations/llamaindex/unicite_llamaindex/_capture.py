@@ -9,9 +9,7 @@ tasks never see each other's calls); outside a cited query it does nothing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Any
 
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
@@ -52,14 +50,13 @@ class QueryCapture:
         self._calls: dict[str, LLMCallReader] = {}
         self._answers: list[CitedAnswer] = []
 
-    @contextmanager
-    def active(self) -> Iterator[QueryCapture]:
-        """Route the LLM events of this context to the capture for the ``with`` block."""
-        token = _ACTIVE.set(self)
-        try:
-            yield self
-        finally:
-            _ACTIVE.reset(token)
+    def active(self) -> _Active:
+        """Route the LLM events of this context to the capture for the ``with`` block.
+
+        A streamed query enters it around every chunk it reads: a plain object, not a
+        generator-based context manager.
+        """
+        return _Active(self)
 
     def handle(self, event: BaseEvent) -> None:
         """Read one instrumentation event."""
@@ -86,6 +83,25 @@ class QueryCapture:
             if same_text(answer.text, text):
                 return answer
         return None
+
+
+class _Active:
+    """`QueryCapture.active`: the capture is the context's while the ``with`` block runs."""
+
+    __slots__ = ("_capture", "_token")
+
+    def __init__(self, capture: QueryCapture) -> None:
+        self._capture = capture
+        self._token: Token[QueryCapture | None] | None = None
+
+    def __enter__(self) -> QueryCapture:
+        self._token = _ACTIVE.set(self._capture)
+        return self._capture
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _ACTIVE.reset(self._token)
+            self._token = None
 
 
 class _CaptureHandler(BaseEventHandler):

@@ -28,8 +28,11 @@ class LLMCallReader:
 
     def feed(self, response: Any) -> None:
         """Take one streamed `ChatResponse`/`CompletionResponse`; never raises."""
+        raw = getattr(response, "raw", None)
+        if raw is None:
+            return  # nothing the provider said (a scripted or custom LLM)
         try:
-            self._feed(getattr(response, "raw", None))
+            self._feed(raw)
         except Exception as err:
             self.diagnostics.append(f"internal error reading a streamed chunk: {err!r}")
 

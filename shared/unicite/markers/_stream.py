@@ -31,10 +31,11 @@ checks markers in the text as written.
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import fields
 
 from unicite._marker_syntax import (
     BACKTICKS_RE,
@@ -1228,6 +1229,15 @@ def _restart_point(window: str, start: int, rel: int) -> int:
 
     ``start`` is the start of the marker's line, or a restart point on it.
     """
+    if _plain(window):
+        # Numeric brackets hold no letter, there is no code span and no CJK punctuation: the
+        # latest letter after a space is the point.
+        space = window.rfind(" ", start, rel - 1)
+        while space >= 0:
+            if window[space + 1].isalpha():
+                return space + 1
+            space = window.rfind(" ", start, space)
+        return -1
     # Where the line stops being a place to restart: inside a marker match or a code span,
     # or after a backtick run that is not closed yet.
     inside = [m.span() for m in MARKER_RE.finditer(window, start, len(window))]
@@ -1303,11 +1313,13 @@ def _plain_line(window: str, rel: int) -> bool:
     line turning into a heading or a table row would not change them. `_verdict` and
     `_unless_line_turns` then read the line's markers instead of segmenting it.
     """
+    return _plain(window) and window[rel - 1] != "]"
+
+
+def _plain(window: str) -> bool:
+    """One line of plain prose whose only markers are numeric brackets (see `_plain_line`)."""
     return (
-        _PLAIN_LINE_RE.fullmatch(window) is not None
-        and "[[" not in window
-        and "](" not in window
-        and window[rel - 1] != "]"
+        _PLAIN_LINE_RE.fullmatch(window) is not None and "[[" not in window and "](" not in window
     )
 
 
@@ -1329,7 +1341,15 @@ def _settled(text: str, o: int, e: int) -> bool:
 
 
 def _shift(token: Token, delta: int) -> Token:
-    return replace(token, start=token.start + delta, end=token.end + delta)
+    """`token` ``delta`` characters further: `dataclasses.replace` of its span, built directly."""
+    start, end, *rest = _TOKEN_VALUES(token)
+    return Token(start + delta, end + delta, *rest)
+
+
+# Every field of a Token in order, read in one call; a Token's span comes first.
+_TOKEN_VALUES = operator.attrgetter(*(f.name for f in fields(Token)))
+if [f.name for f in fields(Token)][:2] != ["start", "end"]:  # pragma: no cover
+    raise ImportError("Token's first fields must be its span (start, end)")
 
 
 def _line_break(text: str, pos: int) -> int:
