@@ -573,7 +573,7 @@ def test_numbers_are_read_in_the_parsed_text_as_renumber_reads_them(
         assert not any("differs" in note for note in answer.diagnostics)
 
 
-# A check on one line of plain ASCII prose reads the line's markers without segmenting it:
+# A check on one line of plain prose reads the line's markers without segmenting it:
 # texts made of what such a line holds (sentence ends, abbreviations, decimals, quotes and
 # parentheses next to markers, glued and adjacent brackets), then lines that turn it into
 # something else (a heading, a table row, a list, code) once its markers were shown.
@@ -625,6 +625,11 @@ PLAIN_PIECES = st.sampled_from(
         '"Quoted." [2]',
         "www.x [1]",
         "www.x[1]",
+        "K\u00f6ln ",
+        "l\u2019\u00e9t\u00e9 ",
+        "\u00ab Bonjour. \u00bb ",
+        "\u201cCit\u00e9.\u201d [2]",
+        "\u0152uvre[3]",
     ]
 )
 TURNS = st.sampled_from(
@@ -642,6 +647,9 @@ TURNS = st.sampled_from(
         "See x][1] and [2]. Then [1][3].",
         # Sentence ends inside abbreviations and decimals, markers after them.
         'Dr. Who [2]. It grew 3.5 [3] e.g. [1] here. (See [4].) "Quoted." [2]',
+        # Latin letters and typographic quotes read like ASCII ones.
+        "L\u2019\u00e9t\u00e9 \u00e0 K\u00f6ln [3]. \u00ab Bonjour. \u00bb [2] "
+        "\u201cFin.\u201d [1]",
         # A plain line that turns into a setext heading, then a table row.
         "Title [3] here\n---\nRow [2] | cell [1]\n---|---\n",
     ],

@@ -95,9 +95,13 @@ _PLAIN_RE = re.compile("[^\\[(<\u3010`\n\r]*")
 _MARKER_ENDS = frozenset("])>\u3011")
 _TAIL_KEEP = 4_096  # tail length past which plain chunks trim it too
 _SHORT_WINDOW = 64  # below this, segmenting the whole window is as cheap as any shortcut
-# One line of plain prose: ASCII words and numbers, spaces, common punctuation and numeric
-# bracket markers, opening with a letter (see `_plain_line`).
-_PLAIN_LINE_RE = re.compile(r"[A-Za-z][A-Za-z0-9 .,;:!?'\"()\[\]\-]*")
+# One line of plain prose: words in Latin letters (accented ones too) and numbers, spaces,
+# common punctuation and quotes, and numeric bracket markers, opening with a letter (see
+# `_plain_line`).
+_LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
+_PLAIN_LINE_RE = re.compile(
+    f"[{_LATIN}][{_LATIN}0-9 .,;:!?'\"()\\[\\]\\-\u2019\u201c\u201d\u00ab\u00bb]*"
+)
 # What may stand before a restart point: a space, or CJK punctuation (CJK text has no spaces).
 _BREAK_RE = re.compile("[ \t\u3001\u3002\uff01\uff0c\uff1a\uff1b\uff1f\u300d\u300f\uff09\u3011]")
 # A bracketed number (a superset: `read_token` reads it), and one that reads as a reference
@@ -1307,11 +1311,11 @@ def _plain_line(window: str, rel: int) -> bool:
     URL scheme, no HTML) with no ``[[`` or ``](`` (so its only markers are numeric brackets,
     ``[1]``, ``[2, 3]``, ``[2-4]``) and no ``]`` glued before the marker. Segmenting it
     finds one paragraph split into sentences, and a numeric bracket holds no sentence end, so
-    no boundary falls inside one and each boundary is followed by a space (in ASCII text a
-    sentence starts after a space): the markers of the sentence holding the marker are the
-    line's markers inside it, scanned from the same place with the same look-around, and the
-    line turning into a heading or a table row would not change them. `_verdict` and
-    `_unless_line_turns` then read the line's markers instead of segmenting it.
+    no boundary falls inside one and each boundary is followed by a space (in Latin script a
+    sentence starts after a space, unlike in CJK text): the markers of the sentence holding
+    the marker are the line's markers inside it, scanned from the same place with the same
+    look-around, and the line turning into a heading or a table row would not change them.
+    `_verdict` and `_unless_line_turns` then read the line's markers instead of segmenting it.
     """
     return _plain(window) and window[rel - 1] != "]"
 
