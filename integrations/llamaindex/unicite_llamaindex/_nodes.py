@@ -149,6 +149,8 @@ def node_metadata(node: BaseNode) -> dict[str, Any]:
 
 _READ = object()
 """Stands for "read the node's content now" where a caller may pass what it already read."""
+_FAILED = object()
+"""`node_content` of a node whose ``get_content`` raised."""
 
 
 def node_content(node: BaseNode) -> object:
@@ -161,10 +163,6 @@ def node_content(node: BaseNode) -> object:
         return node.get_content(metadata_mode=MetadataMode.NONE)
     except Exception:
         return _FAILED
-
-
-_FAILED = object()
-"""`node_content` of a node whose ``get_content`` raised."""
 
 
 def node_text(node: BaseNode, *, content: object = _READ) -> str:
