@@ -1305,7 +1305,7 @@ def _unless_line_turns(window: str, rel: int, rel_end: int, verdict: str) -> str
 
 
 def _plain_line(window: str, rel: int) -> bool:
-    """Whether the marker at ``rel`` is one of the sentences of ``window`` as of its line.
+    """Whether a check of the marker at ``rel`` may read ``window``'s markers as one line.
 
     True for one line of plain prose (`_PLAIN_LINE_RE`: no code, no line or block syntax, no
     URL scheme, no HTML) with no ``[[`` or ``](`` (so its only markers are numeric brackets,
