@@ -163,8 +163,8 @@ class _Core:
     def __init__(self, policy: CitePolicy, on_citations: OnCitations | None) -> None:
         self.policy = policy
         self.on_citations = on_citations
-        self.tracked = False
-        """Whether the handler's span tracker is attached (the handler attaches it if not)."""
+        self.tracking: Dispatcher | None = None
+        """The dispatcher the handler's span tracker is attached to (None: not yet)."""
         self.lock = threading.Lock()
         self.spans: dict[str, _Span] = {}
         self.calls: dict[str, _Call] = {}
@@ -700,14 +700,6 @@ class _SpanTracker(BaseSpanHandler[SimpleSpan]):
         self._core = core
         object.__setattr__(self, "_hot", core)
 
-    def _target(self) -> _Core | None:
-        try:
-            return self._hot
-        except AttributeError:  # a copy: slots are not copied
-            core = self._core
-            object.__setattr__(self, "_hot", core)
-            return core
-
     def span_enter(
         self,
         id_: str,
@@ -718,7 +710,7 @@ class _SpanTracker(BaseSpanHandler[SimpleSpan]):
         **kwargs: Any,
     ) -> None:
         """Record the span."""
-        core = self._target()
+        core = _hot_core(self)
         if core is not None:
             core.enter(id_, parent_id, instance, bound_args)
 
@@ -731,7 +723,7 @@ class _SpanTracker(BaseSpanHandler[SimpleSpan]):
         **kwargs: Any,
     ) -> None:
         """Forget the span (its run, when it was the outermost one)."""
-        core = self._target()
+        core = _hot_core(self)
         if core is not None:
             core.exit(id_, result, labeller=isinstance(instance, CitationPostprocessor))
 
@@ -744,7 +736,7 @@ class _SpanTracker(BaseSpanHandler[SimpleSpan]):
         **kwargs: Any,
     ) -> None:
         """Forget a span that ended with an error."""
-        core = self._target()
+        core = _hot_core(self)
         if core is not None:
             core.exit(id_, None, dropped=True)
 
@@ -830,10 +822,8 @@ class CitationEventHandler(BaseEventHandler):
         default=None, exclude=True, description="Called with every CitedAnswer."
     )
 
-    _policy: CitePolicy = PrivateAttr(default_factory=CitePolicy)
     _core: _Core = PrivateAttr()
     _tracker: _SpanTracker = PrivateAttr(default_factory=_SpanTracker)
-    _tracking: Dispatcher | None = PrivateAttr(default=None)
     _attached: list[Dispatcher] = PrivateAttr(default_factory=list)
 
     def __init__(
@@ -869,7 +859,6 @@ class CitationEventHandler(BaseEventHandler):
         if on_citations is not None and not callable(on_citations):
             raise UsageError("on_citations must be callable: it is called with a CitedAnswer")
         super().__init__(on_citations=on_citations)
-        self._policy = resolved
         self._core = _Core(resolved, on_citations)
         object.__setattr__(self, "_hot", self._core)
         self._tracker.follow(self._core)
@@ -877,7 +866,7 @@ class CitationEventHandler(BaseEventHandler):
     @property
     def policy(self) -> CitePolicy:
         """How the handler cites answers."""
-        return self._policy
+        return self._core.policy
 
     @classmethod
     def class_name(cls) -> str:
@@ -900,26 +889,26 @@ class CitationEventHandler(BaseEventHandler):
         for target in self._attached:
             target.event_handlers = [h for h in target.event_handlers if h is not self]
         self._attached.clear()
-        if self._tracking is not None:
+        core = self._core
+        if core.tracking is not None:
             tracker = self._tracker
-            self._tracking.span_handlers = [
-                h for h in self._tracking.span_handlers if h is not tracker
+            core.tracking.span_handlers = [
+                h for h in core.tracking.span_handlers if h is not tracker
             ]
-            self._tracking = None
-            self._core.tracked = False
+            core.tracking = None
             with _FOLLOWING_LOCK:
-                _FOLLOWING[:] = [r for r in _FOLLOWING if r() not in (None, self._core)]
+                _FOLLOWING[:] = [r for r in _FOLLOWING if r() not in (None, core)]
 
     def _track(self) -> None:
         """Follow spans from the root dispatcher, which sees every span."""
-        if self._tracking is None and self._policy.enabled:
+        core = self._core
+        if core.tracking is None and core.policy.enabled:
             root = get_dispatcher()
             root.add_span_handler(self._tracker)
-            self._tracking = root
-            self._core.tracked = True
+            core.tracking = root
             with _FOLLOWING_LOCK:
                 _FOLLOWING[:] = [r for r in _FOLLOWING if r() is not None]
-                _FOLLOWING.append(weakref.ref(self._core))
+                _FOLLOWING.append(weakref.ref(core))
 
     def __enter__(self) -> CitationEventHandler:
         return self.attach()
@@ -950,14 +939,10 @@ class CitationEventHandler(BaseEventHandler):
 
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
         """Read one instrumentation event; never raises."""
-        try:
-            core: _Core = self._hot
-        except AttributeError:  # a copy: slots are not copied
-            core = self._core
-            object.__setattr__(self, "_hot", core)
-        if not core.policy.enabled:
+        core = _hot_core(self)
+        if core is None or not core.policy.enabled:
             return
-        if not core.tracked:
+        if core.tracking is None:
             self._track()
         try:
             core.handle(event)
@@ -998,6 +983,19 @@ def tool_call_id() -> str | None:
         if call_id is not None:
             return call_id
     return None
+
+
+def _hot_core(model: CitationEventHandler | _SpanTracker) -> _Core | None:
+    """The handler state `model` keeps in its ``_hot`` slot, read without pydantic's lookup.
+
+    A pydantic copy does not copy slots: the state is taken again from the private attribute.
+    """
+    try:
+        return model._hot
+    except AttributeError:
+        core = model._core
+        object.__setattr__(model, "_hot", core)
+        return core
 
 
 def _tool_call_of(bound_args: inspect.BoundArguments) -> str | None:
