@@ -224,20 +224,28 @@ def _in_tasks(aquery: Callable[[], Any]) -> Callable[[], None]:
     return batch
 
 
-def _concurrency(plain: Any, cited: Any) -> list[Figure]:
-    """32 concurrent queries through one shared engine (and one shared handler)."""
-    handler = CitationEventHandler()
+def _around(
+    enter: Callable[[], object], leave: Callable[[], object]
+) -> Callable[[Callable[[], None]], Callable[[], None]]:
+    """Wrap a batch so that `enter` runs before it and `leave` after it, whatever happens."""
 
-    def watching(batch: Callable[[], None]) -> Callable[[], None]:
+    def wrap(batch: Callable[[], None]) -> Callable[[], None]:
         def run() -> None:
-            handler.attach()
+            enter()
             try:
                 batch()
             finally:
-                handler.detach()
+                leave()
 
         return run
 
+    return wrap
+
+
+def _concurrency(plain: Any, cited: Any) -> list[Figure]:
+    """32 concurrent queries through one shared engine (and one shared handler)."""
+    handler = CitationEventHandler()
+    watching = _around(handler.attach, handler.detach)
     root = get_dispatcher()
     floor = _CiteOnly(
         sources=[
@@ -245,16 +253,9 @@ def _concurrency(plain: Any, cited: Any) -> list[Figure]:
             for n in plain.query(QUESTION).source_nodes
         ]
     )
-
-    def citing_only(batch: Callable[[], None]) -> Callable[[], None]:
-        def run() -> None:
-            root.add_event_handler(floor)
-            try:
-                batch()
-            finally:
-                root.event_handlers = [h for h in root.event_handlers if h is not floor]
-
-        return run
+    citing_only = _around(
+        lambda: root.add_event_handler(floor), lambda: root.event_handlers.remove(floor)
+    )
 
     def plain_query() -> None:
         plain.query(QUESTION)
