@@ -111,7 +111,7 @@ def _note(diagnostics: list[str] | None, message: str) -> None:
         diagnostics.append(message)
 
 
-def _ascii_host(host: str) -> str:
+def _ascii_host(host: str) -> str | None:
     """Lowercase ``host`` and convert an IDN to its ASCII (punycode) form when possible.
 
     IDNA 2008 with UTS #46 non-transitional mapping, as browsers and tldextract do: ``faß.de``
@@ -119,6 +119,10 @@ def _ascii_host(host: str) -> str:
     maps ``ß`` to ``ss`` and so names another registered domain). A label IDNA 2008 disallows
     (``☃``, ``a_b``) is mapped by UTS #46 and punycoded on its own, as the URL Standard does;
     a host that cannot be encoded stays as lowercased text.
+
+    None for an invalid host: one with a label that starts with ``xn--`` (once mapped) but
+    holds non-ASCII characters, which UTS #46 rejects. Punycoding such a label again would
+    invent another name (``xn--xn---…``).
     """
     lowered = host.lower()
     if lowered.isascii():
@@ -131,6 +135,8 @@ def _ascii_host(host: str) -> str:
         pass
     try:
         mapped = idna.uts46_remap(lowered, std3_rules=False, transitional=False)
+        if any(label.startswith("xn--") and not label.isascii() for label in mapped.split(".")):
+            return None
         labels = [
             label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
             for label in mapped.split(".")
@@ -191,8 +197,9 @@ def _normalize_url(url: str, diagnostics: list[str] | None = None) -> str:
 
     Returns:
         The normalised URL. Input that cannot be parsed as an absolute URL (no scheme
-        or host, bad port or IPv6 literal) is returned stripped of surrounding
-        whitespace, and non-string input gives ``""``. Never raises.
+        or host, bad port or IPv6 literal, an invalid IDN host such as a label ``xn--…``
+        holding non-ASCII characters) is returned stripped of surrounding whitespace,
+        and non-string input gives ``""``. Never raises.
     """
     if not isinstance(url, str):
         _note(diagnostics, f"normalize_url: expected a str, got {type(url).__name__}")
@@ -221,7 +228,13 @@ def _normalize_url(url: str, diagnostics: list[str] | None = None) -> str:
     if port == _DEFAULT_PORTS.get(scheme):
         port = ""
 
-    netloc = f"{userinfo}{at}{_ascii_host(host)}{':' if port else ''}{port}"
+    ascii_host = _ascii_host(host)
+    if ascii_host is None:
+        # An invalid IDN host (see `_ascii_host`) is kept as written, as any host that
+        # cannot be read: no other name is made up for it.
+        _note(diagnostics, f"normalize_url: no valid host in {_shown(stripped)}")
+        return stripped
+    netloc = f"{userinfo}{at}{ascii_host}{':' if port else ''}{port}"
     # Empty and whitespace-only segments carry nothing; dropping them keeps the result a
     # fixed point once trailing whitespace is stripped below.
     kept = [
@@ -341,7 +354,7 @@ def _registrable_domain(url_or_host: str) -> str | None:
         The lowercase ASCII registrable domain (``bbc.co.uk``). IP addresses (in
         compressed form, without brackets), ``localhost``, hosts without a known public
         suffix and bare public suffixes are returned as they are. None for empty or
-        unparsable input. Never raises.
+        unparsable input and for an invalid IDN host (see `_ascii_host`). Never raises.
     """
     if not isinstance(url_or_host, str):
         return None
@@ -364,7 +377,10 @@ def _registrable_domain(url_or_host: str) -> str | None:
             return str(ipaddress.IPv6Address(host[1:-1]))
         except ValueError:
             return None
-    host = _ascii_host(host).rstrip(".")
+    ascii_host = _ascii_host(host)
+    if ascii_host is None:
+        return None
+    host = ascii_host.rstrip(".")
     if not host or _UNSAFE_AUTHORITY_RE.search(host) or any(c in host for c in "%<>\"'`^|{}[]"):
         return None
     try:
@@ -491,9 +507,10 @@ def safe_href(url: object) -> str | None:
         except ValueError:
             return None
     else:
-        host = _ascii_host(raw_host)
-        if not _ASCII_HOST_RE.fullmatch(host):
+        ascii_host = _ascii_host(raw_host)
+        if ascii_host is None or not _ASCII_HOST_RE.fullmatch(ascii_host):
             return None
+        host = ascii_host
 
     if rest and rest[0] not in "/?#":
         # A leading backslash ends the authority for browsers; once encoded it no
@@ -526,8 +543,9 @@ def normalize_url(url: str, diagnostics: list[str] | None = None) -> str:
 
     Returns:
         The normalised URL. Input that cannot be parsed as an absolute URL (no scheme or host,
-        bad port or IPv6 literal) is returned stripped of surrounding whitespace, and non-string
-        input gives ``""``. Never raises.
+        bad port or IPv6 literal, an invalid IDN host such as a label ``xn--…`` holding
+        non-ASCII characters, which UTS #46 rejects) is returned stripped of surrounding
+        whitespace, and non-string input gives ``""``. Never raises.
     """
     if not isinstance(url, str):
         return _normalize_url(url, diagnostics)
@@ -559,8 +577,9 @@ def registrable_domain(url_or_host: str) -> str | None:
     Returns:
         The lowercase ASCII registrable domain (``bbc.co.uk``). IP addresses (in compressed
         form, without brackets), ``localhost``, hosts without a known public suffix and bare
-        public suffixes are returned as they are. None for empty or unparsable input. Never
-        raises.
+        public suffixes are returned as they are. None for empty or unparsable input and for
+        an invalid IDN host (a label ``xn--…`` holding non-ASCII characters, which UTS #46
+        rejects: no domain is made up for it). Never raises.
     """
     if not isinstance(url_or_host, str):
         return None

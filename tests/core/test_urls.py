@@ -516,6 +516,27 @@ def test_idn_hosts_follow_idna_2008(url: str, host: str) -> None:
     assert safe_href(url) == normalize_url(url)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://xn--\u00df\u200c\uaaf6\u18a5.com/",
+        "https://XN--\u00df.com/a",
+        "https://www.xn--b\u00e9.com/",
+        # Fullwidth letters map to "xn--" too.
+        "https://\uff58\uff4e\uff0d\uff0d\u00df.com/",
+    ],
+)
+def test_an_xn_label_holding_non_ascii_is_an_invalid_host(url: str) -> None:
+    # UTS #46: a label starting with "xn--" must be ASCII. Punycoding it again would invent
+    # another domain (xn--xn---...).
+    assert registrable_domain(url) is None
+    diagnostics: list[str] = []
+    assert normalize_url(url, diagnostics) == url
+    assert len(diagnostics) == 1
+    assert "no valid host" in diagnostics[0]
+    assert safe_href(url) is None
+
+
 def test_sharp_s_and_ss_are_two_registered_domains() -> None:
     assert registrable_domain("http://fa\u00df.de/") != registrable_domain("http://fass.de/")
     ledger = SourceLedger()
