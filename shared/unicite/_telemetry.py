@@ -12,9 +12,10 @@ Instruments (every one counted per `cite` call, attribute ``unicite.provider``):
   ``unicite.origin`` (``native``, ``marker``, ``posthoc-lexical``...).
 - ``citations.markers.injected`` (``{answer}``): answers with at least one citation whose
   marker is in the text (a ``marker_span``: a ``[n]`` read or added, a provider's inline link).
-- ``citations.markers.missing`` (``{answer}``): answers with citations none of which has a
-  marker in the text, "metadata without markers" (renderers add the markers or list the
-  sources after the text). Injected plus missing is the number of answers citing anything.
+- ``citations.markers.missing`` (``{answer}``): answers with sources (given to `cite`, or
+  read from the provider) whose text carries no inline marker, whether they cite anything or
+  not: "metadata without markers" (renderers add the markers or list the sources after the
+  text). Injected plus missing is the number of answers with sources.
 - ``citations.markers.unresolved`` (``{answer}``): answers listing no source at all whose text
   (as `cite` read it) carries numbered markers (``[1]``, ``[[S:2]]``, ``<sup>3</sup>``,
   ``[^4]``, of the policy's ``markers`` style), "markers without metadata".
@@ -82,7 +83,7 @@ class _Instruments:
         self.missing = meter.create_counter(
             "citations.markers.missing",
             unit="{answer}",
-            description="Answers with citations but no inline marker (metadata without markers)",
+            description="Answers with sources but no inline marker (metadata without markers)",
         )
         self.unresolved = meter.create_counter(
             "citations.markers.unresolved",
@@ -207,7 +208,8 @@ class _Facts:
         self.provider = _provider_label(answer.provider)
         citations = answer.citations
         self.marked = any(c.marker_span is not None for c in citations)
-        self.missing = bool(citations) and not self.marked
+        # As seed 002's handler counts: citation metadata (sources) and no marker in the text.
+        self.missing = grounded and not self.marked
         self.unresolved = not answer.sources and _unresolved_markers(base.text, markers) > 0
         searched = base.extras.get("grounded_effective") is True
         self.ungrounded = (grounded or searched) and not citations

@@ -220,6 +220,7 @@ def test_grounding_metadata_without_supports(measure: Changes) -> None:
     assert len(answer.sources) == 2
     assert measure() == {
         point("citations.grounding.without_citations", provider="gemini"): 1,
+        point("citations.markers.missing", provider="gemini"): 1,
         point("citations.sources.per_answer", provider="gemini"): (1, 2),
     }
 
@@ -241,8 +242,30 @@ def test_given_sources_cited_by_none(measure: Changes) -> None:
     assert answer.citations == []
     assert measure() == {
         point("citations.grounding.without_citations", provider="none"): 1,
+        point("citations.markers.missing", provider="none"): 1,
         point("citations.sources.per_answer", provider="none"): (1, 2),
     }
+
+
+def test_sources_without_any_marker_count_as_missing(measure: Changes) -> None:
+    # Seed 002's handler counts metadata without inline markers whether or not anything is
+    # cited: sources given to cite, or read from the provider, and a text with no marker.
+    given = unicite.cite("Zürich ist gross.", [ZURICH, BERN])
+    read = unicite.cite(gemini(supports=False))
+    assert (given.citations, read.citations) == ([], [])
+    assert (len(given.sources), len(read.sources)) == (2, 2)
+    missing = {k: v for k, v in measure().items() if k[0] == "citations.markers.missing"}
+    assert missing == {
+        point("citations.markers.missing", provider="none"): 1,
+        point("citations.markers.missing", provider="gemini"): 1,
+    }
+
+
+def test_no_sources_no_missing_markers(measure: Changes) -> None:
+    # A search ran but the provider listed no source: there is no metadata to mark.
+    unicite.cite(openai_searched_uncited())
+    unicite.cite("Zürich ist gross.")
+    assert not [k for k in measure() if k[0] == "citations.markers.missing"]
 
 
 def test_posthoc_citations_have_no_markers(measure: Changes) -> None:
