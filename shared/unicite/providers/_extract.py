@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 from collections.abc import AsyncIterable, Iterable, Mapping
 from typing import Any, Literal
 
@@ -132,10 +133,7 @@ def _finish(
     answer = builder.build(strict=strict)
     debug_grounding(answer, response)
     if grounded and not answer.citations:
-        logger.warning(
-            "%s: tools or search ran but no citation could be extracted",
-            answer.provider or "provider",
-        )
+        _warn_uncited(answer.provider or "provider")
     if require == "citations" and not answer.citations:
         who = answer.provider or "the provider"
         if grounded:
@@ -144,6 +142,44 @@ def _finish(
             reason, why = "no grounding", "the response carries no grounding and no citations"
         raise GroundingRequiredError(f"{who}: {why}", provider=answer.provider, reason=reason)
     return answer
+
+
+_warned: set[str] = set()
+"""Providers already warned about in this process (see `_warn_uncited`)."""
+_warned_lock = threading.Lock()
+
+
+def _warn_uncited(provider: str) -> None:
+    """Warn that tools or search ran but nothing was cited: once per process per provider.
+
+    DESIGN's quiet rule: one warning per run, never one per answer, so a loop over responses
+    (or a CLI command reading its input twice) warns once. A warning a filter of the logger
+    drops (citing disabled, analytics counting) was not given: a later answer still warns.
+    """
+    with _warned_lock:
+        if provider in _warned or not logger.isEnabledFor(logging.WARNING):
+            return
+        fn, lno, func, _ = logger.findCaller()
+        record = logger.makeRecord(
+            logger.name,
+            logging.WARNING,
+            fn,
+            lno,
+            "%s: tools or search ran but no citation could be extracted",
+            (provider,),
+            None,
+            func,
+        )
+        if not logger.filter(record):
+            return
+        _warned.add(provider)
+    logger.handle(record)
+
+
+def _reset_warned() -> None:
+    """Forget which providers were warned about (for tests)."""
+    with _warned_lock:
+        _warned.clear()
 
 
 def extract(
