@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
+from unicite._glued import LOOKBEHIND, glued_reading
+
 __all__ = [
     "BACKTICKS_RE",
     "DEFINITION_RE",
@@ -33,8 +35,8 @@ __all__ = [
     "code_spans",
     "expand_ranges",
     "footnote_number",
+    "glued_reading",
     "in_url",
-    "indexes_identifier",
     "looks_like_year",
     "marker_numbers",
     "marker_spans",
@@ -47,7 +49,9 @@ MAX_RANGE = 100
 FOOTNOTE_LABEL = r"[^\[\]\s]{1,40}"
 """A footnote label, as in ``[^label]``."""
 
-_IDENT_GUARD = "(?<![/=&#%+~@\\[\\\\])"
+# Not after a URL's or a format string's punctuation; "%" only after a number (``2.4%[1]``,
+# ``7,3 %[2]``).
+_IDENT_GUARD = "(?<![/=&#+~@\\[\\\\])(?<!(?<![0-9])(?<![0-9][ \u00a0\u202f])%)"
 _NUMS = r"\d{1,4}(?:[ \t]*[,\u2013\-][ \t]*\d{1,4}){0,40}"
 _URL_PARENS = r"\((?:[^()\s]|\([^()\s]{0,300}\)){1,2048}\)"
 LINK = r"\[[^\[\]\n]{1,200}\]" + _URL_PARENS
@@ -95,9 +99,10 @@ Numeric brackets followed by ``(`` (link text) or used as a reference definition
 (``[1]: https://…``) do not match; `marker_spans` also drops matches inside inline code and
 URLs, indexing of code-like identifiers (``a[1]``, ``row_2[3]``, ``obj.items[1]``) and
 bracket markers glued to a ``]`` that does not end a marker (``a[1][2]``, ``[text][1]``).
-Models often glue markers to words (``France[1]``, ``OpenAI[1]``, ``CO2[1]``): those are markers;
-after a code-like word (``OpenAI``, ``CO2``, ``myList``) a marker is one only when its numbers
-name given sources (see `Token.indexing`).
+Models often glue markers to words (``France[1]``, ``OpenAI[1]``, ``CO2[1]``), and answers about
+code glue indexes the same way (``arr[2]``): `glued_reading` tells them apart, and a glued
+marker is a citation only when it reads as one and its numbers name given sources
+(see `Token.glued`).
 """
 
 MARKER_SHAPE_RE = re.compile("|".join((_NUMERIC_SHAPES, _CITE_SUP, _SUP, *_OTHER_SHAPES)))
@@ -124,12 +129,11 @@ DEFINITION_RE = re.compile(r"(?m)^[ ]{0,3}\[\^(" + FOOTNOTE_LABEL + r")\]:([^\r\
 BACKTICKS_RE = re.compile(r"`+")
 """A run of backticks: what opens and closes inline code."""
 
-INDEX_LOOKBEHIND = 72
-"""How far back from a ``[`` `indexes_identifier` may read (a word and the dot before it)."""
+INDEX_LOOKBEHIND = LOOKBEHIND
+"""How far back from a ``[`` `read_token` may read (`glued_reading`: a word and its line)."""
 
 URL_SCAN = 300
 """How far back from a marker `marker_spans` reads for a URL it may be part of."""
-_WORD_BEFORE_RE = re.compile(r"\w{1,64}$")
 
 
 def code_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
@@ -181,33 +185,12 @@ def in_url(text: str, pos: int) -> bool:
     return rest.count(")") <= rest.count("(")
 
 
-def indexes_identifier(text: str, start: int, lo: int = 0) -> bool:
-    """Whether a ``[n]`` at `start`, glued to a word, may read as indexing code.
-
-    Prose words take markers (``France[1]``, ``Köln[2]``); code-like words may take indexes:
-    one Latin letter (``a[1]``), snake_case or digits (``row_2[1]``, ``CO2[1]``), camelCase
-    (``myList[1]``, ``OpenAI[1]``), an attribute after a dot (``obj.items[1]``), or any word
-    indexed from 0 (``arr[0]``). Such a marker is ambiguous: parsing reads it as a citation
-    when its numbers name given sources, else as text. ``lo`` bounds the look back.
-    """
-    if text[start] != "[" or text.startswith(("[^", "[["), start):
+def _glued_before(text: str, a: int) -> bool:
+    """Whether the character before ``text[a]`` may glue a bracket to an expression."""
+    if a == 0:
         return False
-    if text.startswith("[0", start):
-        return True  # citations count from 1; a glued [0] is an index
-    m = _WORD_BEFORE_RE.search(text, max(lo, start - 64), start)
-    if m is None:
-        return False
-    word = m.group()
-    if not word.isascii():
-        return False
-    if word.isdigit():
-        return False  # a number, typically a year: "founded in 1932[1]"
-    if len(word) == 1 or "_" in word or any(ch.isdigit() for ch in word):
-        return True
-    if any(ch.isupper() for ch in word[1:]) and not word.isupper():
-        return True
-    k = m.start()
-    return k - 1 > lo and text[k - 1] == "." and (text[k - 2].isalnum() or text[k - 2] in "_)]")
+    before = text[a - 1]
+    return before.isalnum() or before in "_)%\u2030]"
 
 
 def marker_spans(
@@ -221,9 +204,9 @@ def marker_spans(
     """The markers of ``text[lo:hi]`` (one block of prose), in order.
 
     `MARKER_RE` matches outside inline code (``codes``, found when not given) and URLs that,
-    after a ``]``, continue a run of markers. Matches glued to a code-like identifier
-    (``myList[1]``, see `indexes_identifier`) are left out unless ``indexing`` is true: the
-    parsers take them and decide by the sources they were given.
+    after a ``]``, continue a run of markers. A ``[n]`` glued to the text before it that does
+    not read as a citation (``arr[2]``, see `glued_reading`) is left out unless ``indexing``
+    is true: the parsers take it and report it.
     """
     if codes is None:
         codes = code_spans(text, lo, hi)
@@ -237,13 +220,10 @@ def marker_spans(
             continue
         if in_url(text, a):
             continue
-        if (
-            not indexing
-            and a > lo
-            and (text[a - 1].isalnum() or text[a - 1] == "_")
-            and indexes_identifier(text, a, lo)
-        ):
-            continue
+        if not indexing and _glued_before(text, a) and text[a + 1 : a + 2].isdigit():
+            reading = glued_reading(text, a)
+            if reading is not None and reading.reading != "citation":
+                continue
         # After "]" only a marker continues a marker run: not a[1][2] nor [text][1].
         if a > lo and text[a - 1] == "]" and text[a] == "[" and (not out or out[-1][1] != a):
             continue
@@ -300,9 +280,13 @@ class Token:
     """The marker wrote a range (``2-4``)."""
     ascii: bool = False
     """An assistant marker written with ``[…]`` instead of ``【…】``."""
+    glued: bool = False
+    """A ``[n]`` glued to the text before it (``OpenAI[1]``, ``arr[2]``): a citation only when
+    it reads as one and every number it writes names a given source, else text."""
     indexing: bool = False
-    """A ``[n]`` glued to a code-like word (``OpenAI[1]``, ``arr[2]``): a citation only when
-    every number it writes names a given source, else text (see `indexes_identifier`)."""
+    """Glued, and read as an index or left unsure (`glued_reading`): never a citation."""
+    why: str | None = None
+    """What decided how a glued marker reads (``"a one-letter name ('x')"``)."""
 
 
 def expand_ranges(ranges: Iterable[tuple[int, int]]) -> list[int]:
@@ -417,9 +401,11 @@ def read_token(text: str, start: int, end: int) -> Token | None:
     if m is None:
         return None
     token = _numeric(start, end, "brackets", m.group(1))
-    glued = start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_")
-    if glued and indexes_identifier(text, start, max(0, start - INDEX_LOOKBEHIND)):
-        return replace(token, indexing=True)
+    if _glued_before(text, start):
+        reading = glued_reading(text, start)
+        if reading is not None:
+            indexing = reading.reading != "citation"
+            return replace(token, glued=True, indexing=indexing, why=reading.why)
     return token
 
 

@@ -330,14 +330,9 @@ ODD = {
     "marker in a tilde fence": _chat("Text[1].\n\n~~~\nx [2]\n~~~\n", citations=URLS),
     "indented code": _chat("Text[1].\n\n    code [2]\n", citations=URLS),
     "marker leads an indented code line": _chat("Text[1].\n\n    [2] code\n", citations=URLS),
-    # After a CJK terminator a sentence starts without a space, past the closers ("_" among
-    # them) and markers that follow it: there a glued marker is judged by a shorter word (the
-    # dot before it left out), or by none.
-    "marker after a CJK sentence's underscore": _chat("東京。_[1] です。", citations=URLS),
-    "word split by a CJK sentence": _chat("東京。_abc[1] です。", citations=URLS),
+    # After a CJK terminator a sentence starts without a space, past the closers and markers
+    # that follow it: whether a "]" there continues a run of markers depends on where it starts.
     "marker after a CJK sentence's bracket": _chat("東京。][1] です。", citations=URLS),
-    "dot after a CJK sentence's marker": _chat("東京。[1].abc[2] です。", citations=URLS),
-    "dot after a CJK sentence's closer": _chat("東京。).abc[2] です。", citations=URLS),
     "link marker": _chat("Paris is big ([1](https://a.example/)).", citations=URLS),
     "superscript": _chat("Paris is big<sup>[1]</sup>.", citations=URLS),
     "assistant marker": _chat("Paris is big【1†source】 and old[1].", citations=URLS),
@@ -383,6 +378,24 @@ def test_odd_shapes_give_up_and_agree(name: str) -> None:
     assert reader_of(data) == READER
     assert_rows_agree(data)
     assert fast_row(data) is None
+
+
+# A glued marker reads the same wherever a sentence starts (`glued_reading` reads the text
+# around it, not the sentence): the fast reader takes these and agrees.
+GLUED_AFTER_CJK = {
+    "marker after a CJK sentence's underscore": _chat("東京。_[1] です。", citations=URLS),
+    "word split by a CJK sentence": _chat("東京。_abc[1] です。", citations=URLS),
+    "dot after a CJK sentence's marker": _chat("東京。[1].abc[2] です。", citations=URLS),
+    "dot after a CJK sentence's closer": _chat("東京。).abc[2] です。", citations=URLS),
+    "index in a Japanese answer": _chat("配列 arr[1] は要素です。東京[2]。", citations=URLS),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GLUED_AFTER_CJK))
+def test_glued_markers_after_a_cjk_sentence_are_read_fast_and_agree(name: str) -> None:
+    data = GLUED_AFTER_CJK[name]
+    assert_rows_agree(data)
+    assert fast_row(data) is not None
 
 
 def test_a_redirect_source_takes_a_later_sightings_domain() -> None:

@@ -377,8 +377,10 @@ def test_indexing_that_names_no_source_stays_text_and_is_reported() -> None:
         ("Indexing myList[9] and obj.items[5] but arr[0] is silent; Fact", ["a"], "[1]")
     ]
     assert answer.diagnostics == [
-        "marker '[9]' at 15 follows a code-like word and names no given source; left as text",
-        "marker '[5]' at 32 follows a code-like word and names no given source; left as text",
+        "marker '[9]' at 15 may be an index, not a citation (a camelCase name ('myList'));"
+        " left as text",
+        "marker '[5]' at 32 may be an index, not a citation (an attribute ('obj.items'));"
+        " left as text",
     ]
     # Those numbers name no source before or after renumbering: their meaning cannot change.
     assert renumber(answer).text == text

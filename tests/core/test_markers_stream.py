@@ -558,8 +558,8 @@ def test_a_number_that_is_no_citation_is_escaped_as_it_is_shown(
         ("Also a[0, 1][[USAGE:2]] x", {}, "Also a\\[0, 1] x"),
         # Removing the invalid <sup> leaves [4] a number, no longer a reference definition.
         ("[4]:<sup>9</sup> see more.", {}, "\\[4]: see more."),
-        # Removing [9] glues the <sup> to a word, which makes it no match: [4] in it is one.
-        ("ab[9]<sup>[4]</sup> x", {"style": "brackets"}, "ab<sup>\\[4]</sup> x"),
+        # Removing [[9]] glues the <sup> to a word, which makes it no match: [4] in it is one.
+        ("ab[[9]]<sup>[4]</sup> x", {"style": "brackets"}, "ab<sup>\\[4]</sup> x"),
     ],
 )
 def test_numbers_are_read_in_the_parsed_text_as_renumber_reads_them(

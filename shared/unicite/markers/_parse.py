@@ -97,7 +97,7 @@ class Scan:
     tokens: list[Token]
     definitions: list[Definition]
     left: list[Token] = field(default_factory=list)
-    """``[n]`` glued to a code-like word that names no source: left as text, reported."""
+    """``[n]`` glued to a word that reads as no citation, or names no source: left as text."""
 
 
 class Context:
@@ -127,12 +127,12 @@ class Context:
     def accepts(self, token: Token) -> bool:
         """Whether `token` is a marker under these options.
 
-        Years, other styles, and a ``[n]`` glued to a code-like word (``arr[7]``) whose numbers
-        do not all name a source are text.
+        Years, other styles, and a ``[n]`` glued to a word that reads as an index (``arr[2]``)
+        or whose numbers do not all name a source are text.
         """
         if token.kind != "usage" and token.kind not in self.kinds:
             return False
-        if token.indexing and not self.names_sources(token):
+        if token.indexing or (token.glued and not self.names_sources(token)):
             return False
         return not (looks_like_year(token) and all(lo > self.last_number for lo, _ in token.ranges))
 
@@ -251,7 +251,7 @@ def scan(text: str, context: Context) -> Scan:
                 continue
             if context.accepts(token):
                 tokens.append(token)
-            elif token.indexing and token.kind in context.kinds:
+            elif token.glued and token.kind in context.kinds:
                 left.append(token)
     definitions: list[Definition] = []
     if "footnotes" in context.kinds:
@@ -464,10 +464,16 @@ def build_answer(text: str, context: Context) -> CitedAnswer:
     for token in scanned.left:
         if any(hi >= max(context.table.base, 1) for _, hi in token.ranges):
             marker = shown(text[token.start : token.end])
-            diagnostics.append(
-                f"marker {marker} at {token.start} follows a code-like word and names no"
-                " given source; left as text"
-            )
+            if token.indexing:
+                diagnostics.append(
+                    f"marker {marker} at {token.start} may be an index, not a citation"
+                    f" ({token.why}); left as text"
+                )
+            else:
+                diagnostics.append(
+                    f"marker {marker} at {token.start} is glued to a word and names no"
+                    " given source; left as text"
+                )
     if context.on_invalid == "raise" and (problems or any(d.problem for d in scanned.definitions)):
         raise CitationError(
             f"invalid citation markers: {(problems or diagnostics)[0]}", diagnostics=diagnostics

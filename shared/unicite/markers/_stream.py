@@ -37,6 +37,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 
+from unicite._glued import settled as glued_settled
 from unicite._marker_syntax import (
     BACKTICKS_RE,
     DEFINITION_RE,
@@ -392,6 +393,15 @@ class MarkerStream:
                 if o >= outer[1]:
                     outer = (o, e)
             token = read_token(text, o, e)
+            # How a glued [n] that names sources reads may depend on the rest of its sentence.
+            if (
+                token is not None
+                and token.glued
+                and context.names_sources(token)
+                and not glued_settled(text, o, e)
+            ):
+                block(o)
+                return
             # A match that stays in the text as no citation may hold numbers `renumber`
             # escapes: `_kept` hands them to the renumbering stage.
             if token is None or not context.accepts(token):

@@ -15,9 +15,9 @@ or locating claims. It takes the common case only:
   the marker shapes that could swallow a ``[n]`` depend on the segmentation);
 - a marker on a line indented four columns or more, which may be an indented code block,
   gives up unless the lines above it show it is not one;
-- a marker whose reading depends on where a sentence starts gives up: one glued to a ``]`` or
-  to a code-like word (``a[1]``, ``obj.items[1]``, not a marker) right after a CJK terminator,
-  where a sentence may start without a space (in the word, or at its dot);
+- a marker whose reading depends on where a sentence starts gives up: one glued to a ``]``
+  right after a CJK terminator, where a sentence may start without a space; a marker glued
+  to a word is read by `glued_reading`, as `find_markers` reads it;
 - every marker names a given source, and the response holds nothing the reader notes as a
   diagnostic (wrong types, results without a URL or an id, unknown output items, ...).
 
@@ -33,8 +33,8 @@ from typing import Any
 from unicite._marker_syntax import (
     MARKER_RE,
     expand_ranges,
+    glued_reading,
     in_url,
-    indexes_identifier,
     read_token,
 )
 from unicite.analytics._fast._sources import FastSources
@@ -51,6 +51,7 @@ _PLAIN_RUN_RE = re.compile(r"(\[\d{1,4}\](?:\[\d{1,4}\])*)")
 # What stops `MARKER_RE`'s numeric shape: a reference definition after it, or these before it.
 _DEFINITION_AFTER_RE = re.compile(r":[ \t]*(?:[A-Za-z][A-Za-z0-9+.\-]{0,20}://|www\.|<)")
 _NOT_AFTER = frozenset("/=&#%+~@[\\")
+_GLUE = frozenset("_)%\u2030")  # besides letters and digits, what may glue a bracket to text
 _SUP_RE = re.compile(r"<sup\b", re.IGNORECASE)
 # The CJK terminators that end a sentence without a space after them, and what the sentence
 # takes after one (`unicite._segment`): closers, then markers, each maybe after white space
@@ -64,7 +65,6 @@ _SENTENCE_TAIL = frozenset(
 _TAIL_SCAN = 64
 """How far back `_opens_sentence` reads for a CJK terminator; a longer tail counts as one."""
 
-_WORD_RE = re.compile(r"\w{1,64}")
 
 _AGENT_QUIET = frozenset({"function_call", "mcp_list_tools", "mcp_call", "reasoning"})
 
@@ -89,27 +89,10 @@ def _maybe_url(text: str) -> bool:
     )
 
 
-def _indexes_identifier(text: str, start: int, backwards: str) -> bool:
-    """`indexes_identifier` of a plain ``[n]`` glued to a word (``lo`` 0), without its search.
-
-    The word is the run of word characters (at most 64) that ends at `start`, read forwards
-    in `backwards` (the text reversed) by one match.
-    """
-    if text.startswith("[0", start):
-        return True
-    m = _WORD_RE.match(backwards, len(text) - start)
-    if m is None:
-        return False
-    k = start - (m.end() - m.start())
-    word = text[k:start]
-    if not word.isascii() or word.isdigit():
-        return False
-    if len(word) == 1 or not word.isalpha():
-        return True  # a letter, or a word with "_" or digits
-    tail = word[1:]
-    if tail != tail.lower() and not word.isupper():
-        return True  # camelCase
-    return k - 1 > 0 and text[k - 1] == "." and (text[k - 2].isalnum() or text[k - 2] in "_)]")
+def _no_citation(text: str, start: int) -> bool:
+    """Whether the ``[n]`` at `start`, glued to what is before it, reads as no citation."""
+    reading = glued_reading(text, start)
+    return reading is not None and reading.reading != "citation"
 
 
 def _opens_sentence(text: str, pos: int) -> bool:
@@ -123,27 +106,6 @@ def _opens_sentence(text: str, pos: int) -> bool:
     while k > lo and ((ch := text[k - 1]) in _SENTENCE_TAIL or ch.isdecimal() or ch.isspace()):
         k -= 1
     return k > 0 and (k == lo or text[k - 1] in _CJK_TERMS)
-
-
-def _cut_word(text: str, start: int) -> bool:
-    """Whether a sentence may start in the word glued to the marker at `start`, or at its dot.
-
-    `find_markers` reads each sentence on its own: the word it judges a glued marker by starts
-    no earlier than the sentence, and the ``.`` before the word (``obj.items[1]``) counts only
-    inside it. ``_`` is both a closer and a word character, so after ``。_abc`` the sentence
-    starts at ``abc`` (after ``。_`` at the marker itself, which is then kept); after ``。).``
-    or ``。[1].`` it starts at the dot.
-    """
-    k = start
-    while k and (text[k - 1].isalnum() or text[k - 1] == "_"):
-        k -= 1
-    if k and text[k - 1] == "." and _opens_sentence(text, k - 1):
-        return True
-    if text[k] != "_":
-        return False
-    while text[k] == "_":
-        k += 1
-    return _opens_sentence(text, k)
 
 
 def _line_start(text: str, pos: int) -> int:
@@ -202,7 +164,6 @@ def _plain_runs(text: str) -> list[list[str]] | None:
         return None  # a "[" that opens no plain marker
     crs = "\r" in text
     url = _maybe_url(text)
-    backwards = ""
     runs: list[list[str]] = []
     opened = 0
     a = len(parts[0])
@@ -220,15 +181,14 @@ def _plain_runs(text: str) -> list[list[str]] | None:
                 raise _GiveUp  # a reference definition: its last marker is none
         if start:
             before = text[start - 1]
-            if before in _NOT_AFTER:
+            if before in _NOT_AFTER and not (
+                before == "%" and text[start - 2 : start - 1].isdigit()
+            ):
                 continue  # `MARKER_RE` does not match the first; "]" drops the rest
             if url and in_url(text, start):
                 continue
-            if before.isalnum() or before == "_":
-                backwards = backwards or text[::-1]
-                if _indexes_identifier(text, start, backwards):
-                    if _cut_word(text, start):
-                        raise _GiveUp
+            if before.isalnum() or before in _GLUE:
+                if _no_citation(text, start):
                     continue
             elif before == "]":
                 if _opens_sentence(text, start):
@@ -260,9 +220,7 @@ def _any_runs(text: str) -> list[list[str]]:
                 if _opens_sentence(text, a):
                     raise _GiveUp
                 continue
-            if (before.isalnum() or before == "_") and indexes_identifier(text, a, 0):
-                if _cut_word(text, a):
-                    raise _GiveUp
+            if (before.isalnum() or before in _GLUE) and _no_citation(text, a):
                 continue
         numbers = [str(n) for n in expand_ranges(token.ranges)]
         if a == last:

@@ -1,0 +1,371 @@
+"""Whether a ``[n]`` glued to the text before it is a citation or an index.
+
+Models glue citation markers to words (``France[1]``, ``OpenAI[2]``, ``1952[3]``, ``東京[2]``);
+answers about programming write indexes the same way (``arr[2]``, ``self.items[1]``,
+``f(x)[1]``). The numbers decide nothing (both name given sources), so the rule reads the
+expression before the bracket and the text around it, and weighs the signals together:
+
+- an index: ``[0]``; a one-letter lowercase name; snake_case; lower camelCase (``myList``); a
+  lowercase name with digits or no vowel (``row2``, ``dp``, ``lst``); an attribute or a call
+  (``obj.items[1]``, ``f(x)[1]``); the same name indexed nearby with a letter, ``0`` or an
+  expression (``a[i]``, ``row[0]``), or a lowercase word glued to brackets twice
+  (``nums[1] … nums[2]``); a letter subscript or an operator right after (``dp[1][j]``,
+  ``x[1] = 0``); an operator right before (``y = x[1]``);
+- a citation: a number, percentage or year (``2.4%[1]``, ``1952[3]``) or a quantity
+  (``$68.7 billion[2]``, ``9,289 km[2]``) before it; a name (a capitalised word, an acronym,
+  a brand such as ``iPhone``, ``GPT-4o``, ``CO2``); a word in another script or with accents
+  (``東京``, ``Köln``); a sentence or clause ending right after a lowercase word;
+- against a citation: programming words or operators on the line (``element``, ``array``,
+  ``stored``, ``=``, a language name), which make a name need a clause end after it and a
+  lowercase word stay text; a plain ASCII word in a sentence with other letters (``temps``
+  in Polish prose), which reads as a name from code.
+
+A glued marker is a citation only when the citation signals win with no index signal; else it
+stays text, and the parsers report why (`GluedReading.why`). The rule reads at most
+`LOOKBEHIND` characters before the bracket and, after the run of markers, up to the end of the
+sentence or line (at most `LOOKAHEAD` characters): `MarkerStream` waits for that much text
+(`settled`) and then decides exactly as the parse of the whole text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["LOOKAHEAD", "LOOKBEHIND", "GluedReading", "glued_reading", "settled"]
+
+LOOKBEHIND = 160
+"""How far back from a ``[`` the rule reads: the word, its line, the same name indexed before."""
+LOOKAHEAD = 160
+"""How far past a run of markers the rule reads, when no sentence or line ends sooner."""
+
+Reading = Literal["citation", "index", "unsure"]
+
+
+@dataclass(frozen=True, slots=True)
+class GluedReading:
+    """What a glued ``[n]`` reads as, and the signal that decided it."""
+
+    reading: Reading
+    why: str
+    ahead: bool = False
+    """Whether the text after the run of markers took part (`settled` waits for it)."""
+
+
+# A numeric bracket (the `MARKER_RE` numeric shape), and its run continuing.
+_NUMERIC_RE = re.compile(r"\[\d{1,4}(?:[ \t]*[,\u2013\-][ \t]*\d{1,4}){0,40}\]")
+_NUMERIC_PREFIX_RE = re.compile(r"\[(?:\d{1,4}(?:[ \t]*(?:[,\u2013\-][ \t]*(?:\d{1,4})?)?)*)?")
+_ASCII_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_ZERO_RE = re.compile(r"(?<!\d)0(?!\d)")
+_PERCENT_RE = re.compile("\\d[ \u00a0\u202f]?[%\u2030]$")
+# A quantity before the word: a number, maybe with a currency or a degree sign, then at most
+# two words (``$68.7 billion``, ``9,289 km``, ``50 basis points``, ``90 °C``).
+_QUANTITY_RE = re.compile(
+    "(?:^|[^\\w.,])[$\u20ac\u00a3\u00a5]?\\d[\\d,.]*"
+    "(?:[ \u00a0\u202f]?\u00b0|(?:[ \u00a0\u202f]+[A-Za-z/]{1,20}){0,2}[ \u00a0\u202f]+)$"
+)
+_RANGE_RE = re.compile("\\d+(?:[.,]\\d+)*(?:[\\-\u2013]\\d+(?:[.,]\\d+)*)?")
+_VERSION_RE = re.compile(r"\d\.\d+$")
+# The expression a glued bracket closes: words joined by "." or "-" (``self.items``,
+# ``GPT-4o``, ``Llama-3.1``).
+_EXPR_RE = re.compile(r"[A-Za-z0-9_]+(?:[.\-][A-Za-z0-9_]+){0,8}$")
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_LOWER_CAMEL_RE = re.compile(r"[a-z]{2,}[A-Z]")
+_VOWELS = frozenset("aeiouyAEIOUY")
+# A sentence ends at one of these followed by white space or the end; a line break ends it too.
+_TERMINALS = frozenset(".!?\u2026\u3002\uff01\uff1f")
+_CLAUSE_END = frozenset(".,;:!?\u2026)]}\"'\u201d\u2019\u00bb*")
+_CJK_CLAUSE_END = frozenset("\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f\uff09\u300d\u300f")
+# Right after the run: a subscript that is no marker, an attribute, or an assignment/operator.
+_INDEX_AFTER_RE = re.compile(
+    r"\[(?!\d{1,4}(?:[ \t]*[,\u2013\-][ \t]*\d{1,4}){0,40}\])"
+    r"|\.[A-Za-z_]"
+    r"|[ \t]*(?:[=!<>+\-*/%]=|=>|->|:=|\+\+|--|<<|>>|&&|\|\|)"
+    r"|[ \t]*=(?!=)"
+    r"|[ \t]+[+*/%<>][ \t]"
+)
+# Right before the expression: an assignment or another operator, an opening call
+# (``len(arr[1]``), ``return``.
+_INDEX_BEFORE_RE = re.compile(r"(?:[=+*/%<>!&|^~]|\breturn|[A-Za-z_]\()[ \t]*$")
+# Programming on the line. A word list alone would cite by vocabulary; here it only makes a
+# lowercase word or a name need a clause end after it.
+_CODE_WORDS = (
+    # English
+    r"arrays?|elements?|ind(?:ex|exes|ices)|lists?|arguments?|args?|variables?|vars?|"
+    r"parameters?|params?|matri(?:x|ces)|vectors?|tuples?|dict(?:ionar(?:y|ies))?|"
+    r"subscripts?|slices?|pointers?|buffers?|integers?|ints?|floats?|booleans?|offsets?|"
+    r"iterat\w*|attributes?|zero-based|0-based|one-based|1-based|null|len|assign\w*|"
+    # German, French, Spanish, Portuguese, Italian, Dutch, Polish, Turkish
+    r"liste|funktion|variablen?|[ée]l[ée]ments?|tableaux?|indices?|matrices?|"
+    r"elementos?|[íi]ndices?|arreglos?|listas?|matri[zc]\w*|vetor(?:es)?|vari[áa]ve(?:l|is)|"
+    r"vettor[ei]|variabil[ei]|lijst|tablica|tablicy|zmienn\w*|dizi|dizin\w*|eleman\w*|"
+    r"de[ğg]i[şs]ken\w*|"
+    # Russian
+    r"массив\w*|элемент\w*|индекс\w*|списк\w*|список|переменн\w*|матриц\w*|аргумент\w*"
+)
+_CODE_WORDS_RE = re.compile(r"(?<![\w\-])(?:" + _CODE_WORDS + r")(?![\w\-])", re.IGNORECASE)
+# Verbs of code in lower case only ("the App Store" is a name).
+_CODE_VERBS_RE = re.compile(r"(?<![\w\-])stor(?:e|es|ed|ing)(?![\w\-])")
+# Language names are names only when capitalised (``Rust``, not "rust").
+_LANGUAGES_RE = re.compile(
+    r"(?<![\w\-])(?:Python|JavaScript|TypeScript|Java|C\+\+|C#|Rust|Golang|Ruby|PHP|Swift|"
+    r"Kotlin|Scala|Haskell|Lua|Perl|MATLAB|Julia|NumPy|pandas|SQL|Bash|JSON)(?![\w\-+#])"
+)
+# CJK has no word boundaries: these are matched anywhere.
+_CODE_CJK_RE = re.compile(
+    "数组|索引|元素|列表|变量|下标|矩阵|参数|数組|配列|要素|インデックス|リスト|変数|添字|"
+    "行列|引数|배열|요소|인덱스|리스트|변수|행렬|인수|매개변수"
+)
+_CODE_MARKS_RE = re.compile(r"`|==|!=|<=|>=|->|=>|\+=|-=|[ \t]=[ \t]|\w\(\)|[{}]")
+
+
+def _run_start(text: str, start: int, lo: int) -> int:
+    """Where the run of numeric brackets holding the one at `start` begins (``[3][4]``)."""
+    r = start
+    while r > lo and text[r - 1] == "]":
+        k = text.rfind("[", lo, r - 1)
+        if k < 0 or _NUMERIC_RE.fullmatch(text, k, r) is None:
+            break
+        r = k
+    return r
+
+
+def _run_end(text: str, end: int) -> tuple[int, bool]:
+    """Where the run of numeric brackets ending at `end` stops; False if more text may extend it."""
+    p = end
+    while p < len(text) and text[p] == "[":
+        m = _NUMERIC_RE.match(text, p)
+        if m is None:
+            prefix = _NUMERIC_PREFIX_RE.match(text, p)
+            return p, not (prefix is not None and prefix.end() == len(text))
+        p = m.end()
+    return p, True
+
+
+def _sentence_end(text: str, p: int) -> tuple[int, bool]:
+    """The end of the lookahead from `p`: a sentence end, a line break or `LOOKAHEAD` characters.
+
+    Also whether that end is certain in `text` (False when the text ends before it).
+    """
+    limit = min(len(text), p + LOOKAHEAD)
+    for k in range(p, limit):
+        ch = text[k]
+        if ch in "\n\r":
+            return k, True
+        if ch in _TERMINALS:
+            if k + 1 < len(text):
+                if text[k + 1].isspace() or ch in "\u3002\uff01\uff1f":
+                    return k, True
+            else:
+                return k, False
+    return limit, limit == p + LOOKAHEAD
+
+
+def settled(text: str, start: int, end: int) -> bool:
+    """Whether more text could change how the glued ``[n]`` at ``start..end`` reads.
+
+    True when the run of markers is complete and the reading did not look past it, or when
+    `text` holds all the rule reads after it (the end of the sentence or line). `MarkerStream`
+    waits until then; at the end of the answer everything is settled.
+    """
+    if not _glued_at(text, _run_start(text, start, max(0, start - LOOKBEHIND))):
+        return True
+    p, known = _run_end(text, end)
+    if not known or p >= len(text):
+        return False
+    reading = glued_reading(text, start)
+    if reading is None or not reading.ahead:
+        return True
+    _, certain = _sentence_end(text, p)
+    return certain
+
+
+def _glued_at(text: str, r: int) -> bool:
+    """Whether the run at `r` touches a word, a percentage or a call's closing parenthesis."""
+    if r == 0:
+        return False
+    before = text[r - 1]
+    return before.isalnum() or before == "_" or before in "%\u2030)"
+
+
+def _call_before(text: str, r: int, lo: int) -> bool:
+    """Whether ``text[r - 1]`` is the ``)`` of a call (``f(x)``, ``items()``, ``a.b()``)."""
+    depth = 0
+    for k in range(r - 1, lo - 1, -1):
+        ch = text[k]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            depth -= 1
+            if depth == 0:
+                return k > lo and (text[k - 1].isalnum() or text[k - 1] in "_])")
+        elif ch in "\n\r":
+            return False
+    return False
+
+
+def _indexed_nearby(
+    text: str, name: str, lo: int, hi: int, skip: tuple[int, int], *, any_index: bool
+) -> bool:
+    """Whether `name` is indexed in ``text[lo:hi]`` (outside `skip`).
+
+    By anything but a citation number; with `any_index`, by anything (a word that is no name
+    glued to brackets twice is indexed twice: ``nums[1] … nums[2]``).
+    """
+    head = r"(?<![\w.])" + re.escape(name) + r"\["
+    if not any_index:
+        head += r"(?!\d{1,4}(?:[ \t]*[,\u2013\-][ \t]*\d{1,4}){0,40}\])"
+    pattern = re.compile(head)
+    return any(not (skip[0] <= m.start() < skip[1]) for m in pattern.finditer(text, lo, hi))
+
+
+def _code_on_line(text: str, lo: int, hi: int) -> str | None:
+    """The programming word or operator found in ``text[lo:hi]``, if any."""
+    for regex in (_CODE_MARKS_RE, _CODE_WORDS_RE, _CODE_VERBS_RE, _LANGUAGES_RE, _CODE_CJK_RE):
+        m = regex.search(text, lo, hi)
+        if m is not None:
+            return m.group().strip()
+    return None
+
+
+def _other_script(text: str, lo: int, hi: int, skip: tuple[int, int]) -> bool:
+    """Whether ``text[lo:hi]`` outside `skip` holds letters of a script other than Latin."""
+    for k in range(lo, hi):
+        ch = text[k]
+        if ch.isalpha() and not ch.isascii() and not skip[0] <= k < skip[1]:
+            return True
+    return False
+
+
+def _clause_end_after(text: str, p: int) -> bool:
+    """Whether a sentence or clause ends right after the run ending at `p`."""
+    if p >= len(text):
+        return True
+    ch = text[p]
+    if ch in "\n\r" or ch in _CJK_CLAUSE_END:
+        return True
+    if ch not in _CLAUSE_END:
+        return False
+    nxt = text[p + 1 : p + 2]
+    return not nxt or nxt.isspace() or nxt in _CLAUSE_END or nxt in _CJK_CLAUSE_END
+
+
+def _word(text: str, line: int, r: int) -> tuple[int, bool]:
+    """Where the word ending at `r` starts, and whether it is in another script or accented.
+
+    An ASCII name glued to letters of another script (``配列arr``) is read on its own; a Latin
+    word with accents (``Köln``, ``café``) is read whole.
+    """
+    k = r
+    while k > line and text[k - 1] in _ASCII_WORD:
+        k -= 1
+    if k < r:
+        if k > line and _latin(text[k - 1]):
+            while k > line and (text[k - 1] in _ASCII_WORD or _latin(text[k - 1])):
+                k -= 1
+            return k, True
+        return k, False
+    while k > line and (text[k - 1].isalnum() or text[k - 1] == "_") and not text[k - 1].isascii():
+        k -= 1
+    return k, True
+
+
+def _latin(ch: str) -> bool:
+    """A Latin letter with a diacritic (Latin-1 Supplement to Latin Extended Additional)."""
+    return ch.isalpha() and ("\u00c0" <= ch <= "\u024f" or "\u1e00" <= ch <= "\u1eff")
+
+
+def glued_reading(text: str, start: int) -> GluedReading | None:
+    """What the numeric ``[n]`` at `start` reads as when glued to the text before it.
+
+    None when its run of markers (``[3][4]``) touches no word, percentage or call: an
+    ordinary marker. The end of `text` counts as the end of the answer (see `settled`).
+    """
+    lo = max(0, start - LOOKBEHIND)
+    r = _run_start(text, start, lo)
+    if not _glued_at(text, r):
+        return None
+    m = _NUMERIC_RE.match(text, r)
+    if m is None:
+        return None
+    p, _ = _run_end(text, m.end())
+    # Whether it is glued at all reads only the text before it.
+    before = text[r - 1]
+    if before == ")" and not _call_before(text, r, lo):
+        return None
+    if before in "%\u2030" and _PERCENT_RE.search(text, max(lo, r - 3), r) is None:
+        return None
+    if _ZERO_RE.search(text, r, p):
+        return GluedReading("index", "indexed from 0")
+    if before == ")":
+        return GluedReading("index", "it indexes a call")
+    if before in "%\u2030":
+        return GluedReading("citation", "a percentage")
+    line = max(lo, text.rfind("\n", lo, r) + 1, text.rfind("\r", lo, r) + 1)
+    word_start, foreign = _word(text, line, r)
+    if word_start == r:
+        return None
+    word = text[word_start:r]
+    expr_start = word_start
+    if not foreign:
+        em = _EXPR_RE.search(text, line, r)
+        if em is not None:
+            expr_start = em.start()
+    expr = text[expr_start:r]
+    # --- what the expression itself says
+    if not foreign:
+        if _RANGE_RE.fullmatch(expr) or (word[0].isdigit() and expr == word):
+            return GluedReading("citation", "a number")
+        if "." in expr and _VERSION_RE.search(expr) is None:
+            head = expr.split(".", 1)[0]
+            reading: Reading = "unsure" if head[:1].isupper() else "index"
+            return GluedReading(reading, f"an attribute ({expr!r})")
+        core = (expr if "-" in expr else word).strip("_") or word
+        quantity = _QUANTITY_RE.search(text, line, expr_start) is not None
+        if quantity:
+            pass
+        elif len(core) == 1 and core.islower():
+            return GluedReading("index", f"a one-letter name ({core!r})")
+        elif "_" in core:
+            return GluedReading("index", f"a snake_case name ({core!r})")
+        elif _LOWER_CAMEL_RE.match(core):
+            return GluedReading("index", f"a camelCase name ({core!r})")
+        elif core.islower() and "-" not in core:
+            if any(ch.isdigit() for ch in core):
+                return GluedReading("index", f"a lowercase name with digits ({core!r})")
+            if not any(ch in _VOWELS for ch in core):
+                return GluedReading("index", f"an abbreviated name ({core!r})")
+    else:
+        core, quantity = word, False
+    name = not foreign and not quantity and not core.islower()
+    # --- the code around it
+    if _INDEX_AFTER_RE.match(text, p):
+        return GluedReading("index", "code follows it", ahead=True)
+    if _INDEX_BEFORE_RE.search(text, max(line, expr_start - 12), expr_start):
+        return GluedReading("index", "code precedes it", ahead=True)
+    after_end, _ = _sentence_end(text, p)
+    if _indexed_nearby(text, expr, lo, after_end, (expr_start, p), any_index=not name):
+        return GluedReading("index", f"{expr!r} is indexed nearby", ahead=True)
+    # --- a citation signal, weighed against programming on the line
+    code = _code_on_line(text, line, expr_start) or _code_on_line(text, p, after_end)
+    closes = _clause_end_after(text, p)
+    if foreign:
+        kind = "a word in another script or with accents"
+    elif quantity:
+        kind = "a quantity"
+    elif name and (len(core) > 1 or not core.isalpha()):
+        kind = "a name"
+    elif name:
+        return GluedReading("unsure", f"a one-letter name ({core!r})", ahead=True)
+    elif _other_script(text, line, after_end, (expr_start, p)):
+        return GluedReading("unsure", f"{core!r} in a sentence in another script", ahead=True)
+    elif closes and code is None:
+        return GluedReading("citation", "a word ending a clause", ahead=True)
+    elif code is not None:
+        return GluedReading("unsure", f"{core!r} with {code!r} on the line", ahead=True)
+    else:
+        return GluedReading("unsure", f"{core!r} with no clause ending after it", ahead=True)
+    if code is None or closes:
+        return GluedReading("citation", kind, ahead=True)
+    return GluedReading("unsure", f"{kind} with {code!r} on the line", ahead=True)
