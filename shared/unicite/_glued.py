@@ -162,6 +162,15 @@ def _sentence_end(text: str, p: int) -> tuple[int, bool]:
     return limit, limit == p + LOOKAHEAD
 
 
+def _sentence_start(text: str, line: int, pos: int) -> int:
+    """Where the sentence holding `pos` starts: after the last sentence end on its line."""
+    for k in range(pos - 1, line - 1, -1):
+        ch = text[k]
+        if ch in _TERMINALS and (ch in "\u3002\uff01\uff1f" or text[k + 1].isspace()):
+            return k + 1
+    return line
+
+
 def settled(text: str, start: int, end: int) -> bool:
     """Whether more text could change how the glued ``[n]`` at ``start..end`` reads.
 
@@ -348,7 +357,8 @@ def glued_reading(text: str, start: int) -> GluedReading | None:
     if _indexed_nearby(text, expr, lo, after_end, (expr_start, p), any_index=not name):
         return GluedReading("index", f"{expr!r} is indexed nearby", ahead=True)
     # --- a citation signal, weighed against programming on the line
-    code = _code_on_line(text, line, expr_start) or _code_on_line(text, p, after_end)
+    sentence = _sentence_start(text, line, expr_start)
+    code = _code_on_line(text, sentence, expr_start) or _code_on_line(text, p, after_end)
     closes = _clause_end_after(text, p)
     if foreign:
         kind = "a word in another script or with accents"
@@ -358,7 +368,7 @@ def glued_reading(text: str, start: int) -> GluedReading | None:
         kind = "a name"
     elif name:
         return GluedReading("unsure", f"a one-letter name ({core!r})", ahead=True)
-    elif _other_script(text, line, after_end, (expr_start, p)):
+    elif _other_script(text, sentence, after_end, (expr_start, p)):
         return GluedReading("unsure", f"{core!r} in a sentence in another script", ahead=True)
     elif closes and code is None:
         return GluedReading("citation", "a word ending a clause", ahead=True)

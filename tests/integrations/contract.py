@@ -100,6 +100,14 @@ MARKED = (
 )
 """An answer citing out of order, with a glued marker and an invalid one."""
 
+GLUED = (
+    "Set x[1] to zero; self.items[2] is removed and f(x)[1] is read, as row[0] and row[1] are. "
+    "OpenAI[1] and GPT-4o[2] are cited, as are CO2[1] and Kubernetes[3][4]. "
+    "明石海峡大橋[4]は1998年に開通しました。"
+)
+"""An answer with indexes in prose, which name sources but cite none, and glued citations."""
+GLUED_CITED = ["OpenAI[1]", "GPT-4o[2]", "CO2[1]", "Kubernetes[3][4]", "明石海峡大橋[4]"]
+
 UNMARKED = (
     "Le viaduc de Millau culmine à 343 mètres au sommet de son pylône le plus haut. "
     "Die Köhlbrandbrücke in Hamburg ist 3 618 Meter lang."
@@ -288,6 +296,19 @@ class AdapterContract:
         assert answer.sources[0].url == DOCS[2].url
         assert any("9" in note for note in answer.diagnostics)
 
+    def test_indexes_are_never_cited_and_glued_citations_are(self) -> None:
+        outcome = self.run(lambda _: DOCS, lambda _: GLUED, renumber=False)
+        assert outcome.answer is not None
+        answer = outcome.answer
+        assert projection(answer) == projection(expected(GLUED, DOCS, {"renumber": False}))
+        marked = sorted(
+            answer.text[a:b] for c in answer.citations if c.marker_span for a, b in [c.marker_span]
+        )
+        assert marked == sorted(m[m.index("[") :] for m in GLUED_CITED)
+        for cited in GLUED_CITED:
+            start = answer.text.index(cited) + cited.index("[")
+            assert any(c.marker_span and c.marker_span[0] == start for c in answer.citations)
+
     def test_attribution_when_nothing_is_cited(self) -> None:
         outcome = self.run(lambda _: DOCS, lambda _: UNMARKED, attribute="lexical")
         assert outcome.answer is not None
@@ -394,6 +415,15 @@ class StreamingAdapterContract(AdapterContract):
         assert outcome.answer is not None
         assert "".join(outcome.live) == outcome.answer.text
         assert projection(outcome.answer) == projection(expected(MARKED, DOCS, options))
+
+    @pytest.mark.parametrize("chunk", [1, 4])
+    def test_indexes_stay_text_live(self, chunk: int) -> None:
+        outcome = self.run(lambda _: DOCS, lambda _: GLUED, chunk=chunk)
+        assert outcome.live is not None
+        assert outcome.answer is not None
+        assert "".join(outcome.live) == outcome.answer.text
+        assert projection(outcome.answer) == projection(expected(GLUED, DOCS, {}))
+        assert len(outcome.answer.citations) == len(GLUED_CITED)
 
 
 def chunks(text: str, size: int) -> Iterator[str]:
