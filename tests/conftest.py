@@ -96,11 +96,3 @@ _hypothesis_settings.register_profile("fuzz", max_examples=5_000, deadline=None)
 _hypothesis_settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
 )
-
-
-@pytest.fixture(autouse=True)
-def _uncited_warning_once_per_test() -> None:
-    """Each test starts with the once-per-process "no citation" warning not yet given."""
-    from unicite.providers._extract import _reset_warned
-
-    _reset_warned()

@@ -323,6 +323,6 @@ def test_reading_a_log_logs_no_warning_per_response(caplog: pytest.LogCaptureFix
     assert grounded, "the corpus holds a grounded answer without citations"
     with caplog.at_level("WARNING", logger="unicite"):
         analyze(grounded, fast=False)
-        assert not caplog.records
-        extract(grounded[0])
-    assert "no citation could be extracted" in caplog.text
+    assert not caplog.records
+    # That the next extract() still warns (once per process) is checked in a new interpreter
+    # by tests/core/test_uncited_warning.py.

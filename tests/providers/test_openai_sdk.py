@@ -244,9 +244,11 @@ def test_responses_web_search_without_annotations(
     [source] = answer.sources
     assert (source.kind, source.title, source.url, source.rank) == ("tool", "oai-weather", None, 0)
     assert answer.extras["web_search_queries"] == ["weather: Montréal, Québec, Canada"]
-    assert [r.getMessage() for r in caplog.records] == [
-        "openai: tools or search ran but no citation could be extracted"
-    ]
+    # Said once per process (tests/core/test_uncited_warning.py): an earlier test may have.
+    assert [r.getMessage() for r in caplog.records] in (
+        [],
+        ["openai: tools or search ran but no citation could be extracted"],
+    )
 
     with pytest.raises(GroundingRequiredError) as caught:
         extract(response, require="citations")

@@ -176,12 +176,6 @@ def _warn_uncited(provider: str) -> None:
     logger.handle(record)
 
 
-def _reset_warned() -> None:
-    """Forget which providers were warned about (for tests)."""
-    with _warned_lock:
-        _warned.clear()
-
-
 def extract(
     response: object,
     provider: str | None = None,
