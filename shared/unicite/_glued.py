@@ -58,18 +58,20 @@ _NUMERIC_RE = re.compile(r"\[\d{1,4}(?:[ \t]*[,\u2013\-][ \t]*\d{1,4}){0,40}\]")
 _NUMERIC_PREFIX_RE = re.compile(r"\[(?:\d{1,4}(?:[ \t]*(?:[,\u2013\-][ \t]*(?:\d{1,4})?)?)*)?")
 _ASCII_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _ZERO_RE = re.compile(r"(?<!\d)0(?!\d)")
+_SENTENCE_BREAK_RE = re.compile(
+    "[.!?\u2026](?:\\[\\d[\\d ,\u2013\\-]{0,40}\\])*(?=\\s)|[\u3002\uff01\uff1f]"
+)
+_ACCENTED_RE = re.compile(r"[^\W\d_A-Za-z]")
 _PERCENT_RE = re.compile("\\d[ \u00a0\u202f]?[%\u2030]$")
 # A quantity before the word: a number, maybe with a currency or a degree sign, then at most
 # two words (``$68.7 billion``, ``9,289 km``, ``50 basis points``, ``90 °C``).
 _QUANTITY_RE = re.compile(
-    "(?:^|[^\\w.,])[$\u20ac\u00a3\u00a5]?\\d[\\d,.]*"
+    "(?:^|[^\\w.,])[$\u20ac\u00a3\u00a5]?\\d(?:[\\d,.]*\\d)?"
     "(?:[ \u00a0\u202f]?\u00b0|(?:[ \u00a0\u202f]+[A-Za-z/]{1,20}){0,2}[ \u00a0\u202f]+)$"
 )
 _RANGE_RE = re.compile("\\d+(?:[.,]\\d+)*(?:[\\-\u2013]\\d+(?:[.,]\\d+)*)?")
 _VERSION_RE = re.compile(r"\d\.\d+$")
-# The expression a glued bracket closes: words joined by "." or "-" (``self.items``,
-# ``GPT-4o``, ``Llama-3.1``).
-_EXPR_RE = re.compile(r"[A-Za-z0-9_]+(?:[.\-][A-Za-z0-9_]+){0,8}$")
+_EXPR_SPAN = 100  # how far before its last word an expression is read
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 _LOWER_CAMEL_RE = re.compile(r"[a-z]{2,}[A-Z]")
 _VOWELS = frozenset("aeiouyAEIOUY")
@@ -88,31 +90,39 @@ _INDEX_AFTER_RE = re.compile(
 # Right before the expression: an assignment or another operator, an opening call
 # (``len(arr[1]``), ``return``.
 _INDEX_BEFORE_RE = re.compile(r"(?:[=+*/%<>!&|^~]|\breturn|[A-Za-z_]\()[ \t]*$")
-# Programming on the line. A word list alone would cite by vocabulary; here it only makes a
-# lowercase word or a name need a clause end after it.
-_CODE_WORDS = (
+# Programming in the sentence. A word list alone would cite by vocabulary; here it only makes
+# a name need a clause end after it and keeps a lowercase word from being cited.
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_CODE_WORDS = _words(
     # English
-    r"arrays?|elements?|ind(?:ex|exes|ices)|lists?|arguments?|args?|variables?|vars?|"
-    r"parameters?|params?|matri(?:x|ces)|vectors?|tuples?|dict(?:ionar(?:y|ies))?|"
-    r"subscripts?|slices?|pointers?|buffers?|integers?|ints?|floats?|booleans?|offsets?|"
-    r"iterat\w*|attributes?|zero-based|0-based|one-based|1-based|null|len|assign\w*|"
-    # German, French, Spanish, Portuguese, Italian, Dutch, Polish, Turkish
-    r"liste|funktion|variablen?|[ée]l[ée]ments?|tableaux?|indices?|matrices?|"
-    r"elementos?|[íi]ndices?|arreglos?|listas?|matri[zc]\w*|vetor(?:es)?|vari[áa]ve(?:l|is)|"
-    r"vettor[ei]|variabil[ei]|lijst|tablica|tablicy|zmienn\w*|dizi|dizin\w*|eleman\w*|"
-    r"de[ğg]i[şs]ken\w*|"
-    # Russian
-    r"массив\w*|элемент\w*|индекс\w*|списк\w*|список|переменн\w*|матриц\w*|аргумент\w*"
+    "array arrays element elements index indexes indices list lists argument arguments arg "
+    "args variable variables var vars parameter parameters param params matrix matrices "
+    "vector vectors tuple tuples dict dictionary dictionaries subscript subscripts slice "
+    "slices pointer pointers buffer buffers integer integers int ints float floats boolean "
+    "booleans offset offsets attribute attributes zero-based 0-based one-based 1-based null "
+    "len "
+    # German, French, Spanish, Portuguese, Italian, Dutch, Polish, Turkish, Russian
+    "liste funktion variablen élément éléments elément eléments tableau tableaux indice "
+    "elemento elementos índice índices arreglo arreglos lista listas vetor vetores variável "
+    "variáveis vettore vettori variabile variabili lijst tablica tablicy dizi список"
 )
-_CODE_WORDS_RE = re.compile(r"(?<![\w\-])(?:" + _CODE_WORDS + r")(?![\w\-])", re.IGNORECASE)
-# Verbs of code in lower case only ("the App Store" is a name).
-_CODE_VERBS_RE = re.compile(r"(?<![\w\-])stor(?:e|es|ed|ing)(?![\w\-])")
-# Language names are names only when capitalised (``Rust``, not "rust").
-_LANGUAGES_RE = re.compile(
-    r"(?<![\w\-])(?:Python|JavaScript|TypeScript|Java|C\+\+|C#|Rust|Golang|Ruby|PHP|Swift|"
-    r"Kotlin|Scala|Haskell|Lua|Perl|MATLAB|Julia|NumPy|pandas|SQL|Bash|JSON)(?![\w\-+#])"
+_CODE_STEMS = (
+    "iterat", "assign", "matriz", "matric", "zmienn", "dizin", "eleman", "değişken",
+    "degisken", "массив", "элемент", "индекс", "списк", "переменн", "матриц", "аргумент",
 )
-# CJK has no word boundaries: these are matched anywhere.
+# Verbs of code in lower case only ("the App Store" is a name), and language names only
+# capitalised ("Rust", not "rust").
+_CODE_VERBS = frozenset(("store", "stores", "stored", "storing"))
+_LANGUAGES = _words(
+    "Python JavaScript TypeScript Java Rust Golang Ruby PHP Swift Kotlin Scala Haskell Lua "
+    "Perl MATLAB Julia NumPy pandas SQL Bash JSON"
+)
+_C_FAMILY_RE = re.compile(r"(?<![\w+#])C(?:\+\+|#)(?![\w+#])")
+_WORDS_RE = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+# CJK has no spaces between words: these are matched anywhere.
 _CODE_CJK_RE = re.compile(
     "数组|索引|元素|列表|变量|下标|矩阵|参数|数組|配列|要素|インデックス|リスト|変数|添字|"
     "行列|引数|배열|요소|인덱스|리스트|변수|행렬|인수|매개변수"
@@ -153,38 +163,40 @@ def _sentence_end(text: str, p: int) -> tuple[int, bool]:
         ch = text[k]
         if ch in "\n\r":
             return k, True
+        if ch in "\u3002\uff01\uff1f":
+            return k, True
         if ch in _TERMINALS:
-            if k + 1 < len(text):
-                if text[k + 1].isspace() or ch in "\u3002\uff01\uff1f":
-                    return k, True
-            else:
+            # A sentence ends at a terminal followed by white space, markers between allowed.
+            j, known = _run_end(text, k + 1)
+            if j >= len(text) or not known:
                 return k, False
+            if text[j].isspace():
+                return k, True
     return limit, limit == p + LOOKAHEAD
 
 
 def _sentence_start(text: str, line: int, pos: int) -> int:
     """Where the sentence holding `pos` starts: after the last sentence end on its line."""
-    for k in range(pos - 1, line - 1, -1):
-        ch = text[k]
-        if ch in _TERMINALS and (ch in "\u3002\uff01\uff1f" or text[k + 1].isspace()):
-            return k + 1
-    return line
+    start = line
+    for m in _SENTENCE_BREAK_RE.finditer(text, line, pos):
+        start = m.end()
+    return start
 
 
-def settled(text: str, start: int, end: int) -> bool:
+def settled(text: str, start: int, end: int, reading: GluedReading | None) -> bool:
     """Whether more text could change how the glued ``[n]`` at ``start..end`` reads.
 
-    True when the run of markers is complete and the reading did not look past it, or when
-    `text` holds all the rule reads after it (the end of the sentence or line). `MarkerStream`
-    waits until then; at the end of the answer everything is settled.
+    ``reading`` is `glued_reading` of it in ``text``. True when the run of markers is complete
+    and the reading did not look past it, or when `text` holds all the rule reads after it
+    (the end of the sentence or line). `MarkerStream` waits until then; at the end of the
+    answer everything is settled.
     """
-    if not _glued_at(text, _run_start(text, start, max(0, start - LOOKBEHIND))):
+    if reading is None:
         return True
     p, known = _run_end(text, end)
     if not known or p >= len(text):
         return False
-    reading = glued_reading(text, start)
-    if reading is None or not reading.ahead:
+    if not reading.ahead:
         return True
     _, certain = _sentence_end(text, p)
     return certain
@@ -222,29 +234,43 @@ def _indexed_nearby(
     By anything but a citation number; with `any_index`, by anything (a word that is no name
     glued to brackets twice is indexed twice: ``nums[1] … nums[2]``).
     """
-    head = r"(?<![\w.])" + re.escape(name) + r"\["
-    if not any_index:
-        head += r"(?!\d{1,4}(?:[ \t]*[,\u2013\-][ \t]*\d{1,4}){0,40}\])"
-    pattern = re.compile(head)
-    return any(not (skip[0] <= m.start() < skip[1]) for m in pattern.finditer(text, lo, hi))
+    key = name + "["
+    k = text.find(key, lo, hi)
+    while k >= 0:
+        if not skip[0] <= k < skip[1] and not (
+            k > 0 and (text[k - 1].isalnum() or text[k - 1] in "_.")
+        ):
+            bracket = k + len(name)
+            if any_index or _NUMERIC_RE.match(text, bracket) is None:
+                return True
+            if _ZERO_RE.search(text, bracket, bracket + 3):
+                return True
+        k = text.find(key, k + 1, hi)
+    return False
 
 
 def _code_on_line(text: str, lo: int, hi: int) -> str | None:
     """The programming word or operator found in ``text[lo:hi]``, if any."""
-    for regex in (_CODE_MARKS_RE, _CODE_WORDS_RE, _CODE_VERBS_RE, _LANGUAGES_RE, _CODE_CJK_RE):
-        m = regex.search(text, lo, hi)
-        if m is not None:
-            return m.group().strip()
-    return None
+    m = _CODE_MARKS_RE.search(text, lo, hi)
+    if m is not None:
+        return m.group().strip()
+    for w in _WORDS_RE.finditer(text, lo, hi):
+        word = w.group()
+        low = word.lower()
+        if low in _CODE_WORDS or low.startswith(_CODE_STEMS):
+            return word
+        if word in _CODE_VERBS or word in _LANGUAGES:
+            return word
+    m = _C_FAMILY_RE.search(text, lo, hi) or _CODE_CJK_RE.search(text, lo, hi)
+    return None if m is None else m.group()
 
 
 def _other_script(text: str, lo: int, hi: int, skip: tuple[int, int]) -> bool:
-    """Whether ``text[lo:hi]`` outside `skip` holds letters of a script other than Latin."""
-    for k in range(lo, hi):
-        ch = text[k]
-        if ch.isalpha() and not ch.isascii() and not skip[0] <= k < skip[1]:
-            return True
-    return False
+    """Whether ``text[lo:hi]`` outside `skip` holds letters other than plain ASCII ones."""
+    return (
+        _ACCENTED_RE.search(text, lo, min(hi, skip[0])) is not None
+        or _ACCENTED_RE.search(text, max(lo, skip[1]), hi) is not None
+    )
 
 
 def _clause_end_after(text: str, p: int) -> bool:
@@ -278,6 +304,23 @@ def _word(text: str, line: int, r: int) -> tuple[int, bool]:
     while k > line and (text[k - 1].isalnum() or text[k - 1] == "_") and not text[k - 1].isascii():
         k -= 1
     return k, True
+
+
+def _expr_start(text: str, lo: int, word_start: int) -> int:
+    """Where the expression ending with the word at `word_start` starts (``self.items``).
+
+    Words joined by ``.`` or ``-`` (``GPT-4o``, ``Llama-3.1``), at most eight joins.
+    """
+    start = word_start
+    for _ in range(8):
+        k = start - 1
+        if k - 1 < lo or text[k] not in ".-" or text[k - 1] not in _ASCII_WORD:
+            break
+        k -= 1
+        while k > lo and text[k - 1] in _ASCII_WORD:
+            k -= 1
+        start = k
+    return start
 
 
 def _latin(ch: str) -> bool:
@@ -318,9 +361,7 @@ def glued_reading(text: str, start: int) -> GluedReading | None:
     word = text[word_start:r]
     expr_start = word_start
     if not foreign:
-        em = _EXPR_RE.search(text, line, r)
-        if em is not None:
-            expr_start = em.start()
+        expr_start = _expr_start(text, max(line, word_start - _EXPR_SPAN), word_start)
     expr = text[expr_start:r]
     # --- what the expression itself says
     if not foreign:
@@ -331,7 +372,7 @@ def glued_reading(text: str, start: int) -> GluedReading | None:
             reading: Reading = "unsure" if head[:1].isupper() else "index"
             return GluedReading(reading, f"an attribute ({expr!r})")
         core = (expr if "-" in expr else word).strip("_") or word
-        quantity = _QUANTITY_RE.search(text, line, expr_start) is not None
+        quantity = _QUANTITY_RE.search(text, max(line, expr_start - 64), expr_start) is not None
         if quantity:
             pass
         elif len(core) == 1 and core.islower():
@@ -354,12 +395,18 @@ def glued_reading(text: str, start: int) -> GluedReading | None:
     if _INDEX_BEFORE_RE.search(text, max(line, expr_start - 12), expr_start):
         return GluedReading("index", "code precedes it", ahead=True)
     after_end, _ = _sentence_end(text, p)
-    if _indexed_nearby(text, expr, lo, after_end, (expr_start, p), any_index=not name):
-        return GluedReading("index", f"{expr!r} is indexed nearby", ahead=True)
-    # --- a citation signal, weighed against programming on the line
     sentence = _sentence_start(text, line, expr_start)
-    code = _code_on_line(text, sentence, expr_start) or _code_on_line(text, p, after_end)
+    if _indexed_nearby(text, expr, lo, after_end, (expr_start, p), any_index=False):
+        return GluedReading("index", f"{expr!r} is indexed nearby", ahead=True)
+    plain = not (foreign or quantity or name)
+    if plain and _indexed_nearby(text, expr, sentence, after_end, (expr_start, p), any_index=True):
+        return GluedReading("index", f"{expr!r} is indexed twice in its sentence", ahead=True)
+    # --- a citation signal, weighed against programming in the sentence
     closes = _clause_end_after(text, p)
+
+    def code() -> str | None:
+        return _code_on_line(text, sentence, expr_start) or _code_on_line(text, p, after_end)
+
     if foreign:
         kind = "a word in another script or with accents"
     elif quantity:
@@ -370,12 +417,12 @@ def glued_reading(text: str, start: int) -> GluedReading | None:
         return GluedReading("unsure", f"a one-letter name ({core!r})", ahead=True)
     elif _other_script(text, sentence, after_end, (expr_start, p)):
         return GluedReading("unsure", f"{core!r} in a sentence in another script", ahead=True)
-    elif closes and code is None:
-        return GluedReading("citation", "a word ending a clause", ahead=True)
-    elif code is not None:
-        return GluedReading("unsure", f"{core!r} with {code!r} on the line", ahead=True)
-    else:
+    elif not closes:
         return GluedReading("unsure", f"{core!r} with no clause ending after it", ahead=True)
-    if code is None or closes:
+    elif (found := code()) is not None:
+        return GluedReading("unsure", f"{core!r} with {found!r} on the line", ahead=True)
+    else:
+        return GluedReading("citation", "a word ending a clause", ahead=True)
+    if closes or (found := code()) is None:
         return GluedReading("citation", kind, ahead=True)
-    return GluedReading("unsure", f"{kind} with {code!r} on the line", ahead=True)
+    return GluedReading("unsure", f"{kind} with {found!r} on the line", ahead=True)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
-from unicite._glued import LOOKBEHIND, glued_reading
+from unicite._glued import LOOKBEHIND, GluedReading, glued_reading
 
 __all__ = [
     "BACKTICKS_RE",
@@ -280,13 +280,11 @@ class Token:
     """The marker wrote a range (``2-4``)."""
     ascii: bool = False
     """An assistant marker written with ``[…]`` instead of ``【…】``."""
-    glued: bool = False
-    """A ``[n]`` glued to the text before it (``OpenAI[1]``, ``arr[2]``): a citation only when
-    it reads as one and every number it writes names a given source, else text."""
+    glued: GluedReading | None = None
+    """How a ``[n]`` glued to the text before it reads (``OpenAI[1]``, ``arr[2]``): a citation
+    only when it reads as one and every number it writes names a given source, else text."""
     indexing: bool = False
     """Glued, and read as an index or left unsure (`glued_reading`): never a citation."""
-    why: str | None = None
-    """What decided how a glued marker reads (``"a one-letter name ('x')"``)."""
 
 
 def expand_ranges(ranges: Iterable[tuple[int, int]]) -> list[int]:
@@ -405,7 +403,7 @@ def read_token(text: str, start: int, end: int) -> Token | None:
         reading = glued_reading(text, start)
         if reading is not None:
             indexing = reading.reading != "citation"
-            return replace(token, glued=True, indexing=indexing, why=reading.why)
+            return replace(token, glued=reading, indexing=indexing)
     return token
 
 

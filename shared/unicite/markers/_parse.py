@@ -132,7 +132,7 @@ class Context:
         """
         if token.kind != "usage" and token.kind not in self.kinds:
             return False
-        if token.indexing or (token.glued and not self.names_sources(token)):
+        if token.indexing or (token.glued is not None and not self.names_sources(token)):
             return False
         return not (looks_like_year(token) and all(lo > self.last_number for lo, _ in token.ranges))
 
@@ -251,7 +251,7 @@ def scan(text: str, context: Context) -> Scan:
                 continue
             if context.accepts(token):
                 tokens.append(token)
-            elif token.glued and token.kind in context.kinds:
+            elif token.glued is not None and token.kind in context.kinds:
                 left.append(token)
     definitions: list[Definition] = []
     if "footnotes" in context.kinds:
@@ -464,10 +464,10 @@ def build_answer(text: str, context: Context) -> CitedAnswer:
     for token in scanned.left:
         if any(hi >= max(context.table.base, 1) for _, hi in token.ranges):
             marker = shown(text[token.start : token.end])
-            if token.indexing:
+            if token.indexing and token.glued is not None:
                 diagnostics.append(
                     f"marker {marker} at {token.start} may be an index, not a citation"
-                    f" ({token.why}); left as text"
+                    f" ({token.glued.why}); left as text"
                 )
             else:
                 diagnostics.append(

@@ -92,6 +92,8 @@ _BLANK_LINE_RE = re.compile(r"(?:(?<=\n)|(?<=\r)(?!\n))[ \t]*(?:\r\n|\r|\n)")
 _LOOKBEHIND = INDEX_LOOKBEHIND
 _ANCHOR_LINES = 64  # lines looked back for a new anchor
 _TRIGGERS = frozenset("`\n\r")
+# What may settle a glued marker waiting for the end of its sentence (`glued_settled`).
+_SENTENCE_ENDS = frozenset(".!?\u2026\u3002\uff01\uff1f")
 _PLAIN_RE = re.compile("[^\\[(<\u3010`\n\r]*")
 _MARKER_ENDS = frozenset("])>\u3011")
 _TAIL_KEEP = 4_096  # tail length past which plain chunks trim it too
@@ -227,6 +229,7 @@ class MarkerStream:
         # What may settle a pending check: a backtick or line break, or a character after a
         # backtick run that ended the text.
         tick = self._tail.endswith("`")
+        ended = self._tail[-1:] in _SENTENCE_ENDS
         self._chunks.append(chunk)
         self._offsets.append(self._size)
         self._tail += chunk
@@ -248,7 +251,7 @@ class MarkerStream:
                 self._pieces.append(piece)
             return piece
         trigger = tick or not _TRIGGERS.isdisjoint(chunk)
-        self._advance(trigger)
+        self._advance(trigger or ended or not _SENTENCE_ENDS.isdisjoint(chunk))
         piece = self._emit()
         if self._writer is not None:
             piece = self._renumber_piece(piece, trigger)
@@ -396,16 +399,16 @@ class MarkerStream:
             # How a glued [n] that names sources reads may depend on the rest of its sentence.
             if (
                 token is not None
-                and token.glued
+                and token.glued is not None
                 and context.names_sources(token)
-                and not glued_settled(text, o, e)
+                and not glued_settled(text, o, e, token.glued)
             ):
-                block(o)
+                block(o, waiting=True)  # until a sentence or line may have ended after it
                 return
             # A match that stays in the text as no citation may hold numbers `renumber`
             # escapes: `_kept` hands them to the renumbering stage.
             if token is None or not context.accepts(token):
-                self._kept(text, o, e, lo)
+                self._kept(text, o, e, lo, token)
                 continue
             ids, _ = context.resolve(token)
             removable = is_removable(token, context, ids, text[max(0, o - REMOVAL_CONTEXT) : o])
@@ -413,7 +416,7 @@ class MarkerStream:
             if not removable:
                 # A footnote's source depends on a definition that may come later.
                 if not (self._renumber and (ids or footnote)):
-                    self._kept(text, o, e, lo)
+                    self._kept(text, o, e, lo, token)
                     continue
                 if self._deferring(lo + o):
                     if lo + o > self._last_deferred:
@@ -435,10 +438,10 @@ class MarkerStream:
                         self._undecided.append((lo + o, token.label or ""))
                 self._found_until = lo + e
             elif verdict == "text":
-                self._kept(text, o, e, lo)  # code here, perhaps not in the parsed text
+                self._kept(text, o, e, lo, token)  # code here, perhaps not in the parsed text
         self._walk = self._size
 
-    def _kept(self, text: str, o: int, e: int, lo: int) -> None:
+    def _kept(self, text: str, o: int, e: int, lo: int, read: Token | None = None) -> None:
         """Hand the renumbering stage what `renumber` may escape in a match that stays text.
 
         `renumber` escapes bracketed numbers that are no citation but name a source, and it
@@ -454,7 +457,7 @@ class MarkerStream:
         else:
             spans = [m.span() for m in _NUMBER_SHAPE_RE.finditer(text, o + 1, e)]
         for a, b in spans:
-            token = read_token(text, a, b)
+            token = read if read is not None and (a, b) == (o, e) else read_token(text, a, b)
             if token is not None and writer.named(token) and lo + a >= self._found_until:
                 self._citing.append((_shift(token, lo), _IN_PARSED))
                 self._found_until = lo + b
