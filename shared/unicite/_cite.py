@@ -212,31 +212,13 @@ def cite(
     read_brackets = not base.citations and policy.markers in ("auto", "brackets")
     cited = _number(cited, policy, escape=read_brackets)
     if notes:
-        # Diagnostics and (below) citation ids touch no invariant: no second validation.
+        # Diagnostics touch no invariant: no second validation.
         cited = cited.model_copy(update={"diagnostics": _unique([*cited.diagnostics, *notes])})
-    cited = _with_ids(cited)
     grounded = bool(shown or base.sources)
     read = not isinstance(answer, (str, CitedAnswer))
     record_answer(cited, base, read=read, grounded=grounded, markers=policy.markers)
     _check_require(cited, policy.require, grounded=grounded)
     return cited
-
-
-def _with_ids(answer: CitedAnswer) -> CitedAnswer:
-    """Give each citation without an id a stable one, ``ref-k`` from its place (seed 001)."""
-    if all(c.id is not None for c in answer.citations):
-        return answer
-    taken = {c.id for c in answer.citations if c.id is not None}
-    citations = []
-    for n, citation in enumerate(answer.citations):
-        if citation.id is None:
-            k = n
-            while f"ref-{k}" in taken:
-                k += 1
-            taken.add(f"ref-{k}")
-            citation = citation.model_copy(update={"id": f"ref-{k}"})
-        citations.append(citation)
-    return answer.model_copy(update={"citations": citations})
 
 
 # --- inputs --------------------------------------------------------------------------------
@@ -357,8 +339,10 @@ def _add_markers(
         notes.append("markers were not read: reading them would change the provider's text")
         return answer
     taken = [c.marker_span for c in answer.citations if c.marker_span is not None]
+    # The added citations are new to this answer: their ids (places in the parsed text) are
+    # dropped, so the answer's own keep theirs and the added ones get the next free ones.
     added = [
-        c
+        c.model_copy(update={"id": None})
         for c in parsed.citations
         if c.marker_span is not None and not any(_overlap(c.marker_span, t) for t in taken)
     ]

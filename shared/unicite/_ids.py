@@ -1,13 +1,14 @@
-"""Stable source ids: the same source gets the same id on every run and machine."""
+"""Stable ids: the same source, or citation of an answer, gets the same id on every run."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Sequence
 
 from unicite._urls import normalize_url
 
-__all__ = ["content_hash", "stable_source_id"]
+__all__ = ["citation_id", "citation_ids", "content_hash", "stable_source_id"]
 
 
 def _digest(text: str) -> str:
@@ -43,3 +44,41 @@ def stable_source_id(
 @functools.lru_cache(maxsize=8192)
 def _url_id(url: str) -> str:
     return "u-" + _digest(normalize_url(url))
+
+
+def citation_id(place: int) -> str:
+    """The id a citation gets from its place among its answer's citations: ``ref-0``, ..."""
+    return f"ref-{place}"
+
+
+def citation_ids(given: Sequence[str | None]) -> list[str]:
+    """The ids of an answer's citations, in their order, from the ids they were given.
+
+    A given id stays with the first citation holding it. A citation without one, or repeating
+    an id held before it, gets `citation_id` of its place, or of the next place whose id is
+    free. So an answer built from the same input gets the same ids, ids are unique, and ids a
+    citation keeps through later copies stay as they were.
+    """
+    if all(g is None for g in given):
+        return [citation_id(n) for n in range(len(given))]
+    taken: set[str] = set()
+    kept: list[str | None] = []
+    for value in given:
+        if value is not None and value not in taken:
+            taken.add(value)
+            kept.append(value)
+        else:
+            kept.append(None)
+    ids: list[str] = []
+    after = 0  # the places before it have taken ids: where the next search starts
+    for n, value in enumerate(kept):
+        if value is not None:
+            ids.append(value)
+            continue
+        k = max(n, after)
+        while citation_id(k) in taken:
+            k += 1
+        taken.add(citation_id(k))
+        ids.append(citation_id(k))
+        after = k + 1
+    return ids

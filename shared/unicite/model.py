@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from unicite._ids import stable_source_id
+from unicite._ids import citation_ids, stable_source_id
 from unicite._offsets import OffsetIndex
 from unicite._text import int_of
 from unicite._urls import is_redirect_url, source_domain
@@ -389,9 +389,9 @@ class Citation(_Model):
     marker_span: tuple[int, int] | None = None
     """Span of the citation marker in the text (``[1]``, an inline link), when there is one."""
     id: str | None = None
-    """A stable id, unique within the answer (seed 001's ``ref-0``, ``ref-1``, …): the one
-    given, else set by `unicite.cite` from the citation's place in the answer it returns, and
-    kept through every later copy (renumbering, JSON, citing again)."""
+    """A stable id, unique within the answer (``ref-0``, ``ref-1``, …): the one given, else
+    set when the answer is built, from the citation's place in it, and kept through every
+    later copy (renumbering, JSON, citing again). None only outside an answer."""
     extras: dict[str, Any] = Field(default_factory=dict)
     """Provider fields the model has no place for."""
     raw: Any = Field(default=None, repr=False)
@@ -414,8 +414,10 @@ class CitedAnswer(_Model):
 
     Invariants, checked on construction: citation spans lie within `text` and slice to
     `Citation.text`; every cited source id resolves; source ids are unique. Citations are kept
-    sorted by ``(start, end)``, and a declared `sources_used` includes every cited source.
-    Footnote ``n`` is ``sources[n - 1]``.
+    sorted by ``(start, end)``, each has an id unique in the answer (a citation without one,
+    or repeating one held before it, gets ``ref-k`` from its place k, or the next free k),
+    and a declared `sources_used` includes every cited source. Footnote ``n`` is
+    ``sources[n - 1]``.
     """
 
     text: str = ""
@@ -473,6 +475,18 @@ class CitedAnswer(_Model):
         if problems:
             raise ValueError("; ".join(problems))
         self.citations.sort(key=lambda c: (c.start, c.end))
+        given = [c.id for c in self.citations]
+        ids = citation_ids(given)
+        if ids != given:
+            # The model is frozen: the validator sets the ids in place of the missing ones.
+            object.__setattr__(
+                self,
+                "citations",
+                [
+                    c if c.id == cid else c.model_copy(update={"id": cid})
+                    for c, cid in zip(self.citations, ids, strict=True)
+                ],
+            )
         if self.sources_used is not None:
             used = dict.fromkeys(self.sources_used)
             used.update(dict.fromkeys(sid for c in self.citations for sid in c.source_ids))

@@ -116,15 +116,12 @@ def test_text_with_markers_is_parsed_and_renumbered() -> None:
         assert answer.text[c.start : c.end] == c.text
 
 
-def without_ids(answer: CitedAnswer) -> CitedAnswer:
-    return answer.replace(citations=[c.model_copy(update={"id": None}) for c in answer.citations])
-
-
 def test_equals_the_marker_primitives_it_composes() -> None:
+    # Ids included: parse_markers gives the ids cite gives.
     text = "Genf [3]. Zürich [2, 3]. Bern [1]."
     composed = renumber(parse_markers(text, SOURCES))
-    assert without_ids(cite(text, SOURCES)) == composed
-    assert without_ids(cite(text, SOURCES, policy=CitePolicy(sources="all"))) == renumber(
+    assert cite(text, SOURCES) == composed
+    assert cite(text, SOURCES, policy=CitePolicy(sources="all")) == renumber(
         parse_markers(text, SOURCES), keep_unused=True
     )
 
@@ -135,14 +132,18 @@ def test_every_citation_gets_a_stable_id() -> None:
     # Kept through JSON and through citing again; a given id is kept and never reused.
     again = cite(CitedAnswer.from_json(answer.to_json()), SOURCES)
     assert [c.id for c in again.citations] == ["ref-0", "ref-1", "ref-2"]
-    given = answer.replace(
-        citations=[
-            answer.citations[0].model_copy(update={"id": None}),
-            answer.citations[1].model_copy(update={"id": "ref-0"}),
-            answer.citations[2].model_copy(update={"id": None}),
-        ]
+    given = answer.model_copy(
+        update={
+            "citations": [
+                answer.citations[0].model_copy(update={"id": None}),
+                answer.citations[1].model_copy(update={"id": "ref-0"}),
+                answer.citations[2].model_copy(update={"id": None}),
+            ]
+        }
     )
     assert [c.id for c in cite(given, SOURCES).citations] == ["ref-1", "ref-0", "ref-2"]
+    # The answer gives the same ids as soon as it is built.
+    assert [c.id for c in given.replace().citations] == ["ref-1", "ref-0", "ref-2"]
 
 
 def test_renumber_off_keeps_every_source_so_numbers_stay_valid() -> None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from unicite._data import Reader
+from unicite._ids import citation_id
 from unicite.exceptions import CitationError
 from unicite.model import Citation, CitationOrigin, CitedAnswer, Location, Source
 from unicite.sources import SourceLedger
@@ -34,6 +35,8 @@ class AnswerBuilder:
         self._length = 0
         self._text: str | None = ""
         self._citations: list[dict[str, Any]] = []
+        self._in_order = True  # each citation declared sorts after those before it
+        self._places: list[int] | None = None  # each declared citation's place in text order
         self.grounded = False
         """Set by readers when the response shows grounding or search ran."""
 
@@ -119,6 +122,10 @@ class AnswerBuilder:
         if confidence is not None and not 0.0 <= confidence <= 1.0:
             self.note(f"{where}: confidence {confidence} is outside [0, 1]; dropped")
             confidence = None
+        if self._in_order and self._citations:
+            last = self._citations[-1]
+            self._in_order = (last["start"], last["end"]) <= (start, end)
+        self._places = None
         self._citations.append(
             {
                 "start": start,
@@ -135,17 +142,55 @@ class AnswerBuilder:
         )
         return True
 
-    def citations(self) -> list[Citation]:
+    @property
+    def declared(self) -> int:
+        """How many citations were declared (by successful `cite` calls)."""
+        return len(self._citations)
+
+    def citations(self, *, after: int = 0) -> list[Citation]:
         """The citations declared so far, in text order, as `build` makes them.
 
         Cheaper than `build` when only the citations are needed: the text is not joined and
-        the sources are not listed.
+        the sources are not listed. ``after`` says how many citations of the answer come
+        before these (a stream reader's scratch builder holds only those it has not announced
+        yet): their ids count from there.
         """
         ordered = sorted(self._citations, key=lambda c: (c["start"], c["end"]))
         return [
-            Citation.model_validate({"text": self.span_text(c["start"], c["end"]), **c})
-            for c in ordered
+            Citation.model_validate(
+                {
+                    "text": self.span_text(c["start"], c["end"]),
+                    **c,
+                    "id": citation_id(after + place),
+                }
+            )
+            for place, c in enumerate(ordered)
         ]
+
+    def made(self, n: int = -1) -> Citation:
+        """The `n`-th citation declared (the last by default) as `build` makes it, id included.
+
+        Its id comes from its place in text order among the citations declared so far: the
+        finished answer gives it the same one unless a citation declared later sorts before
+        it. Readers declare in text order, so stream readers announce citations with it early.
+        """
+        n = range(len(self._citations))[n]
+        c = self._citations[n]
+        text = self.span_text(c["start"], c["end"])
+        return Citation.model_validate({"text": text, **c, "id": citation_id(self._place(n))})
+
+    def _place(self, n: int) -> int:
+        if self._in_order:
+            return n
+        if self._places is None:
+            order = sorted(
+                range(len(self._citations)),
+                key=lambda k: (self._citations[k]["start"], self._citations[k]["end"]),
+            )
+            self._places = [0] * len(order)
+            for place, k in enumerate(order):
+                self._places[k] = place
+        return self._places[n]
 
     # --- result ---------------------------------------------------------------------------
 
@@ -154,6 +199,7 @@ class AnswerBuilder:
         text = self.text
         ledger_sources = self.ledger.sources
         self._citations.sort(key=lambda c: (c["start"], c["end"]))
+        self._in_order, self._places = True, None
         order: dict[str, int] = {}
         for citation in self._citations:
             for sid in citation["source_ids"]:

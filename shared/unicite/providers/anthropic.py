@@ -415,19 +415,7 @@ def _cite(
         start, end, [source_id], quote=quote, location=location, extras=extras, raw=raw, where=where
     ):
         return None
-    return Citation.model_construct(
-        start=start,
-        end=end,
-        text=builder.span_text(start, end),
-        source_ids=[source_id],
-        quote=quote,
-        location=location,
-        origin="native",
-        confidence=None,
-        marker_span=None,
-        extras=extras,
-        raw=raw,
-    )
+    return builder.made()
 
 
 def _read_message(data: Mapping[str, Any], builder: AnswerBuilder) -> None:

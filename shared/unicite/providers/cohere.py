@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from unicite._text import int_of
-from unicite.model import Citation, PageLocation
+from unicite.model import PageLocation
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
 
@@ -70,7 +70,8 @@ class _CohereReader:
             elif kind != "thinking":
                 self._unknown(f"{ipath}: unknown content type {kind!r}", ipath, item)
 
-    def citation(self, item: object, path: str) -> Citation | None:
+    def citation(self, item: object, path: str) -> int | None:
+        """Declare one citation; return its number among those declared (`AnswerBuilder.made`)."""
         if not isinstance(item, Mapping):
             self.builder.note(f"{path}: expected a citation object, got {type(item).__name__}")
             return None
@@ -112,19 +113,7 @@ class _CohereReader:
         location = self.page(source_ids[0]) if source_ids else None
         if not self.builder.cite(start, end, ids, location=location, raw=item, where=path):
             return None
-        return Citation.model_construct(
-            start=start,
-            end=end,
-            text=self.builder.text[start:end],
-            source_ids=source_ids,
-            quote=None,
-            location=location,
-            origin="native",
-            confidence=None,
-            marker_span=None,
-            extras={},
-            raw=item,
-        )
+        return self.builder.declared - 1
 
     def page(self, source_id: str) -> PageLocation | None:
         """The page a citation of this source points at: a document that is a page of a file."""
@@ -202,7 +191,12 @@ def _nearest(text: str, needle: str, near: int) -> int | None:
     return best
 
 
-def _read_cohere(data: Mapping[str, Any], builder: AnswerBuilder) -> list[Citation | None]:
+def _read_cohere(data: Mapping[str, Any], builder: AnswerBuilder) -> list[int | None]:
+    """Fill `builder` from a chat response.
+
+    Returns, for each of the response's citations, its number among those the builder was
+    given (see `AnswerBuilder.made`), or None when it was dropped.
+    """
     read = builder.read
     builder.model = read.text(data, "model", "response")
     response_id = read.text(data, "id", "response")
@@ -356,8 +350,9 @@ class _CohereStream(RebuildingStream):
         self._pending = [n for n in self._pending if n not in ready]
         events = []
         for n in ready:
-            citation = made[n]
-            if citation is not None:
+            declared = made[n]
+            if declared is not None:
+                citation = builder.made(declared)
                 sources = [s for s in map(builder.ledger.get, citation.source_ids) if s is not None]
                 events.append(CitationEvent(citation=citation, sources=sources))
         return events

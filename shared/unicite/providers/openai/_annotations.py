@@ -462,15 +462,18 @@ def annotation(
     return True
 
 
-def announce_built(builder: AnswerBuilder) -> list[CitationEvent]:
-    """The citations a scratch builder holds, as events carrying their sources."""
+def announce_built(builder: AnswerBuilder, after: int) -> list[CitationEvent]:
+    """The citations a scratch builder holds, as events carrying their sources.
+
+    ``after`` citations were announced before these, earlier in the text.
+    """
     ledger = builder.ledger
     return [
         CitationEvent(
             citation=citation,
             sources=[s for sid in citation.source_ids if (s := ledger.get(sid)) is not None],
         )
-        for citation in builder.citations()
+        for citation in builder.citations(after=after)
     ]
 
 

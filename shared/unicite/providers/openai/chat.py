@@ -152,6 +152,7 @@ class _ChatStream(RebuildingStream):
         self._annotations: list[Any] = []
         self._finish_reason: Any = None
         self._announced = 0
+        self._cited = 0  # citations announced
         # Private-use markers move the offsets after them, placeholder annotations are read
         # from the whole text: such a stream announces its citations when it ends.
         self._whole = False
@@ -229,7 +230,8 @@ class _ChatStream(RebuildingStream):
             if not annotation(scratch, ann, text, 0, "stream", complete=complete):
                 break
             self._announced += 1
-        events = announce_built(scratch)
+        events = announce_built(scratch, self._cited)
+        self._cited += len(events)
         for item in events:
             self._told[citation_key(item.citation)] += 1
         return events

@@ -526,6 +526,7 @@ class _ResponsesStream(RebuildingStream):
         self._ledger = SourceLedger()
         self._tools_read: dict[int, Any] = {}
         self._open: dict[tuple[int, int], int] = {}
+        self._cited = 0  # citations announced
         # Private-use markers move the offsets after them, placeholder annotations and
         # Perplexity's `[n]` markers are read from the whole text: such a stream announces its
         # citations when it ends.
@@ -722,13 +723,14 @@ class _ResponsesStream(RebuildingStream):
                     self._open[(i, j)] = first
                 # Later parts are placed after this one: they wait until its length is final.
                 settled = settled and complete
-        return announce_built(scratch)
+        return announce_built(scratch, self._cited)
 
     def announce(self) -> list[CitationEvent]:
         """The citations the events so far settled (all of them once the stream is over)."""
         if self._whole:
             return super().announce() if self._final is not None else []
         events = self._flush(final=self._final is not None)
+        self._cited += len(events)
         for item in events:
             self._told[citation_key(item.citation)] += 1
         return events
