@@ -198,7 +198,7 @@ def cite(
         if shown:
             cited = _add_markers(cited, table, notes)
     else:
-        cited = _markers(base, table, policy, notes)
+        cited = _markers(base, table, policy)
         if not cited.citations and policy.attribute is not None:
             cited = _attribute(cited, shown or base.sources, policy, notes)
     cited = _with_sources(cited, [*shown, *base.sources])
@@ -276,19 +276,18 @@ def _markers(
     base: CitedAnswer,
     table: list[Source] | SourceLedger | dict[int, Source],
     policy: CitePolicy,
-    notes: list[str],
 ) -> CitedAnswer:
     """The answer cited by the markers of its text (the text loses invalid markers)."""
     style: ParseStyle = policy.markers
     parsed = _parse(base.text, table, style, policy.on_invalid)
-    notes.extend(parsed.diagnostics)
     # The parsed answer holds every field an invariant binds (text, sources, citations,
     # sources_used), checked when it was built: what the base adds needs no new validation.
+    # Its diagnostics come before renumbering's, as in renumber(parse_markers(...)).
     return parsed.model_copy(
         update={
             "provider": base.provider,
             "model": base.model,
-            "diagnostics": base.diagnostics,
+            "diagnostics": [*base.diagnostics, *parsed.diagnostics],
             "extras": {**base.extras, **parsed.extras},
         }
     )

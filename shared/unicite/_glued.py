@@ -90,6 +90,8 @@ _INDEX_AFTER_RE = re.compile(
 # Right before the expression: an assignment or another operator, an opening call
 # (``len(arr[1]``), ``return``.
 _INDEX_BEFORE_RE = re.compile(r"(?:[=+*/%<>!&|^~]|\breturn|[A-Za-z_]\()[ \t]*$")
+
+
 # Programming in the sentence. A word list alone would cite by vocabulary; here it only makes
 # a name need a clause end after it and keeps a lowercase word from being cited.
 def _words(text: str) -> frozenset[str]:
@@ -110,8 +112,22 @@ _CODE_WORDS = _words(
     "variáveis vettore vettori variabile variabili lijst tablica tablicy dizi список"
 )
 _CODE_STEMS = (
-    "iterat", "assign", "matriz", "matric", "zmienn", "dizin", "eleman", "değişken",
-    "degisken", "массив", "элемент", "индекс", "списк", "переменн", "матриц", "аргумент",
+    "iterat",
+    "assign",
+    "matriz",
+    "matric",
+    "zmienn",
+    "dizin",
+    "eleman",
+    "değişken",
+    "degisken",
+    "массив",
+    "элемент",
+    "индекс",
+    "списк",
+    "переменн",
+    "матриц",
+    "аргумент",
 )
 # Verbs of code in lower case only ("the App Store" is a name), and language names only
 # capitalised ("Rust", not "rust").

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 import unicite
 from unicite import CitedAnswer, MarkerStream, Source, parse_markers
-from unicite._segment import find_markers
 
 SOURCES = [
     Source(id=f"s{n}", url=f"https://example.org/{n}", title=f"Source {n}") for n in range(1, 6)
@@ -74,6 +73,24 @@ def cited_brackets(answer: CitedAnswer) -> set[int]:
     }
 
 
+def perplexity(text: str) -> dict[str, Any]:
+    """A Perplexity Sonar response whose answer is `text`, with five search results."""
+    return {
+        "id": "3f1c9a52-7d4e-4b8e-9a61-0c2d5e7f8a90",
+        "model": "sonar-pro",
+        "object": "chat.completion",
+        "created": 1771322640,
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text},
+            }
+        ],
+        "citations": [source.url for source in SOURCES],
+    }
+
+
 def streamed(text: str, size: int, **options: Any) -> tuple[str, CitedAnswer]:
     stream = MarkerStream(SOURCES, **options)
     shown = [stream.feed(text[k : k + size]) for k in range(0, len(text), size)]
@@ -100,8 +117,8 @@ def test_an_index_in_prose_is_never_cited(text: str) -> None:
     notes = parse_markers(text, SOURCES).diagnostics
     named = [m for m in _BRACKET_RE.finditer(text) if m.group() != "[0]"]
     assert len([n for n in notes if "may be an index" in n]) == len(named)
-    # Nor does find_markers, which the provider readers use, take them.
-    assert find_markers(text) == []
+    # Nor do the provider readers that read markers (Perplexity's).
+    assert unicite.extract(perplexity(text)).citations == []
 
 
 @pytest.mark.parametrize(("text", "count"), CITATIONS)
@@ -110,7 +127,7 @@ def test_a_glued_citation_is_read(text: str, count: int) -> None:
         assert len(answer.citations) == count, answer
         assert cited_brackets(answer) == {m.start() for m in _BRACKET_RE.finditer(text)}
         assert answer.diagnostics == []
-    assert len(find_markers(text)) == len(_BRACKET_RE.findall(text))
+    assert len(unicite.extract(perplexity(text)).citations) == count
 
 
 def test_renumbered_live_text_carries_the_final_numbers() -> None:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from unicite import Citation, CitedAnswer, Source, UsageError
-from unicite.markers import inject_markers
+from unicite.markers import inject_markers, parse_markers
 
 SOURCES = [
     Source(id="a", url="https://a.example/"),
@@ -200,15 +200,51 @@ def without(text: str, spans: list[tuple[int, int]], lo: int, hi: int) -> str:
 def test_property_texts_survive_insertion(answer: CitedAnswer) -> None:
     result = inject_markers(answer)  # constructing it checked every invariant
     spans = markers_of(result)
-    assert without(result.text, spans, 0, len(result.text)) == answer.text
     for span in spans:
         assert MARKER_RE.fullmatch(result.text[span[0] : span[1]])
+    # An inserted marker that would read as an index glued to its word has a space before it:
+    # the insertion is the space and the marker.
+    inserted = {
+        new.marker_span
+        for old, new in zip(answer.citations, result.citations, strict=True)
+        if old.marker_span is None and new.marker_span is not None
+    }
+    spaced = [
+        span for span in spans if span in inserted and result.text[span[0] - 1 : span[0]] == " "
+    ]
+    assert len(spaced) <= 8  # the generated answers hold a few citations
+    candidates = [
+        sorted((a - (span in chosen), b) for span in spans for a, b in [span])
+        for n in range(len(spaced) + 1)
+        for chosen in map(set, itertools.combinations(spaced, n))
+    ]
+    cut = [c for c in candidates if without(result.text, c, 0, len(result.text)) == answer.text]
+    assert cut
     old = sorted((c.text, tuple(c.source_ids), c.quote or "") for c in answer.citations)
     new = sorted(
-        (without(result.text, spans, c.start, c.end), tuple(c.source_ids), c.quote or "")
+        (without(result.text, cut[0], c.start, c.end), tuple(c.source_ids), c.quote or "")
         for c in result.citations
     )
     assert new == old
+
+
+def test_an_inserted_marker_that_would_read_as_an_index_is_spaced() -> None:
+    sources = [Source(id="a", url="https://a.example/")]
+    text = "Sum the array data. The river flows."
+    answer = CitedAnswer(
+        text=text,
+        sources=sources,
+        citations=[
+            Citation(start=0, end=18, text="Sum the array data", source_ids=["a"]),
+            Citation(start=20, end=35, text="The river flows", source_ids=["a"]),
+        ],
+    )
+    result = inject_markers(answer)
+    assert result.text == "Sum the array data [1]. The river flows[1]."
+    assert [c.text for c in result.citations] == ["Sum the array data", "The river flows"]
+    # Read back, both are citations again.
+    parsed = parse_markers(result.text, sources)
+    assert [c.source_ids for c in parsed.citations] == [["a"], ["a"]]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 from typing import Literal
 
+from unicite._glued import glued_reading
 from unicite._marks import Mark, MarkerStyle, check_marker_style, format_marker, plan_marks
 from unicite.exceptions import UsageError
 from unicite.model import Citation, CitedAnswer
@@ -50,15 +51,38 @@ class _Injection:
         self.answer = answer
         self.marks = marks
         self.starts = [mark.start for mark in marks]
-        self.new_starts: list[int] = []
-        self.new_ends: list[int] = []
-        old = answer.text
+        self.style = style
+        self._build(set())
+        if style == "brackets":
+            # A [n] glued to a word that reads as an index would not be read back as a
+            # citation (``data[1]`` after a programming word): a space goes before it.
+            spaced = {
+                k
+                for k, mark in enumerate(marks)
+                if mark.start == mark.end and self._reads_as_text(self.new_starts[k])
+            }
+            if spaced:
+                self._build(spaced)
+
+    def _reads_as_text(self, start: int) -> bool:
+        reading = glued_reading(self.text, start) if start else None
+        return reading is not None and reading.reading != "citation"
+
+    def _build(self, spaced: set[int]) -> None:
+        """The new text, a space before the inserted markers in `spaced`."""
+        old = self.answer.text
+        self.new_starts = []
+        self.new_ends = []
+        self.gaps = [1 if k in spaced else 0 for k in range(len(self.marks))]
         parts: list[str] = []
         position = 0
         delta = 0  # running length change of the text before the current position
-        for mark in marks:
+        for k, mark in enumerate(self.marks):
             parts.append(old[position : mark.start])
-            marker = format_marker(mark.numbers, style)
+            marker = format_marker(mark.numbers, self.style)
+            if k in spaced:
+                parts.append(" ")
+                delta += 1
             parts.append(marker)
             self.new_starts.append(mark.start + delta)
             self.new_ends.append(mark.start + delta + len(marker))
@@ -78,7 +102,9 @@ class _Injection:
             return position
         mark = self.marks[index]
         if mark.start == mark.end == position:
-            return self.new_ends[index] if edge == "start" else self.new_starts[index]
+            if edge == "start":
+                return self.new_ends[index]
+            return self.new_starts[index] - self.gaps[index]
         if position == mark.start:
             return self.new_starts[index]
         if position < mark.end:
