@@ -34,8 +34,13 @@ SOURCES = [
 ]
 _BRACKET_RE = re.compile(r"\[\d[\d ,\u2013\-]*\]")
 
-FIRST_HOLDOUT = "not yet measured"
-"""The held-out set's first measurement, before any change made after seeing it."""
+FIRST_HOLDOUT = (
+    "2 indexes of 152 read as citations ('The third sample, samples[2], read 7.4'; "
+    "'dates[1] is 1066 and dates[2] is 1215'), recall 93.3 % (139 of 149)"
+)
+"""The held-out set's first measurement, before any change made after seeing it. The two
+wrong citations led to two changes (a lowercase word alone between commas is unsure; a
+function word such as ``and`` ends a quantity before a unit), measured on both sets after."""
 
 
 def load(name: str) -> list[dict[str, Any]]:

@@ -63,11 +63,23 @@ _SENTENCE_BREAK_RE = re.compile(
 )
 _ACCENTED_RE = re.compile(r"[^\W\d_A-Za-z]")
 _PERCENT_RE = re.compile("\\d[ \u00a0\u202f]?[%\u2030]$")
+
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 # A quantity before the word: a number, maybe with a currency or a degree sign, then at most
 # two words (``$68.7 billion``, ``9,289 km``, ``50 basis points``, ``90 °C``).
 _QUANTITY_RE = re.compile(
     "(?:^|[^\\w.,])[$\u20ac\u00a3\u00a5]?\\d(?:[\\d,.]*\\d)?"
-    "(?:[ \u00a0\u202f]?\u00b0|(?:[ \u00a0\u202f]+[A-Za-z/]{1,20}){0,2}[ \u00a0\u202f]+)$"
+    "(?:[ \u00a0\u202f]?\u00b0|((?:[ \u00a0\u202f]+[A-Za-z/]{1,20}){0,2})[ \u00a0\u202f]+)$"
+)
+# Words that end a quantity before they reach a unit (``1066 and dates`` is none).
+_NOT_UNITS = _words(
+    "and or but nor so then than as if is are was were be been to in on at by for with from "
+    "of that which while when where"
 )
 _RANGE_RE = re.compile("\\d+(?:[.,]\\d+)*(?:[\\-\u2013]\\d+(?:[.,]\\d+)*)?")
 _VERSION_RE = re.compile(r"\d\.\d+$")
@@ -94,10 +106,6 @@ _INDEX_BEFORE_RE = re.compile(r"(?:[=+*/%<>!&|^~]|\breturn|[A-Za-z_]\()[ \t]*$")
 
 # Programming in the sentence. A word list alone would cite by vocabulary; here it only makes
 # a name need a clause end after it and keeps a lowercase word from being cited.
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 _CODE_WORDS = _words(
     # English
     "array arrays element elements index indexes indices list lists argument arguments arg "
@@ -289,6 +297,17 @@ def _other_script(text: str, lo: int, hi: int, skip: tuple[int, int]) -> bool:
     )
 
 
+def _between_commas(text: str, sentence: int, start: int, p: int) -> bool:
+    """Whether the word at `start` stands alone between commas (``The third, samples[2], …``).
+
+    A word in apposition names a thing rather than closing a claim.
+    """
+    k = start
+    while k > sentence and text[k - 1] in " \t":
+        k -= 1
+    return k > sentence and text[k - 1] == "," and text[p : p + 1] == ","
+
+
 def _clause_end_after(text: str, p: int) -> bool:
     """Whether a sentence or clause ends right after the run ending at `p`."""
     if p >= len(text):
@@ -337,6 +356,12 @@ def _expr_start(text: str, lo: int, word_start: int) -> int:
             k -= 1
         start = k
     return start
+
+
+def _quantity_before(text: str, lo: int, pos: int) -> bool:
+    """Whether a quantity ends right before `pos`: a number, then at most two unit words."""
+    m = _QUANTITY_RE.search(text, lo, pos)
+    return m is not None and not any(w.lower() in _NOT_UNITS for w in (m.group(1) or "").split())
 
 
 def _latin(ch: str) -> bool:
@@ -388,7 +413,7 @@ def glued_reading(text: str, start: int) -> GluedReading | None:
             reading: Reading = "unsure" if head[:1].isupper() else "index"
             return GluedReading(reading, f"an attribute ({expr!r})")
         core = (expr if "-" in expr else word).strip("_") or word
-        quantity = _QUANTITY_RE.search(text, max(line, expr_start - 64), expr_start) is not None
+        quantity = _quantity_before(text, max(line, expr_start - 64), expr_start)
         if quantity:
             pass
         elif len(core) == 1 and core.islower():
@@ -435,6 +460,8 @@ def glued_reading(text: str, start: int) -> GluedReading | None:
         return GluedReading("unsure", f"{core!r} in a sentence in another script", ahead=True)
     elif not closes:
         return GluedReading("unsure", f"{core!r} with no clause ending after it", ahead=True)
+    elif _between_commas(text, sentence, expr_start, p):
+        return GluedReading("unsure", f"{core!r} stands alone between commas", ahead=True)
     elif (found := code()) is not None:
         return GluedReading("unsure", f"{core!r} with {found!r} on the line", ahead=True)
     else:
