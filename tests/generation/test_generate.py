@@ -327,3 +327,61 @@ def test_brackets_style_through_the_policy() -> None:
 def test_exported_from_the_package_root() -> None:
     assert unicite.generate_cited is generate_cited
     assert unicite.CitedGeneration is CitedGeneration
+
+
+def test_a_stopped_stream_cites_the_text_generated_so_far() -> None:
+    pieces = ["Il fait 3 °C [[S:3]]. ", "La fête date ", "de 1852 [[S:2]]. Et ", "encore"]
+    taken: list[str] = []
+
+    def model(prompt: str) -> Iterator[str]:
+        for piece in pieces:
+            taken.append(piece)
+            yield piece
+
+    stream = stream_cited(model, "Décembre à Lyon ?", SOURCES)
+    assert stream.partial_answer().text == ""  # nothing generated yet
+    shown = ""
+    for item in stream:
+        assert isinstance(item, str)
+        shown += item
+        if "1852" in shown:
+            break
+    stream.close()
+    partial = stream.partial_answer()
+    # What was shown is where the stopped answer begins; its markers carry the same numbers.
+    assert partial.text.startswith(shown)
+    assert [s.id for s in partial.sources] == ["meteo", "wiki"]
+    assert [c.source_ids for c in partial.citations] == [["meteo"], ["wiki"]]
+    assert partial == unicite.cite("".join(taken), SOURCES, policy=CitePolicy(markers="sids"))
+
+
+def test_a_cancelled_async_stream_keeps_what_it_generated() -> None:
+    started = asyncio.Event()
+
+    async def streamed(prompt: str) -> AsyncIterator[str]:
+        yield "La fête a lieu le 8 décembre [[S:1]]. "
+        started.set()
+        await asyncio.sleep(30)  # the model call still running when the task is cancelled
+        yield "Jamais vu."
+
+    async def run() -> tuple[str, unicite.CitedAnswer]:
+        stream = astream_cited(streamed, "Lyon ?", SOURCES)
+        shown: list[str] = []
+
+        async def read() -> None:
+            async for item in stream:
+                if isinstance(item, str):
+                    shown.append(item)
+
+        task = asyncio.create_task(read())
+        await started.wait()
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return "".join(shown), stream.partial_answer()
+
+    shown, partial = asyncio.run(run())
+    assert partial.text.startswith(shown)
+    assert partial.text == "La fête a lieu le 8 décembre [[S:1]]. "
+    assert [c.source_ids for c in partial.citations] == [["lyon"]]

@@ -6,6 +6,8 @@ problems as feedback, and return a `CitedGeneration` whose answer went through `
 """
 
 from unicite.generation._generate import (
+    AsyncStreamedGeneration,
+    StreamedGeneration,
     agenerate_cited,
     astream_cited,
     generate_cited,
@@ -21,6 +23,7 @@ from unicite.generation._result import (
 )
 
 __all__ = [
+    "AsyncStreamedGeneration",
     "ChatModel",
     "CitedGeneration",
     "GenerationFormat",
@@ -28,6 +31,7 @@ __all__ = [
     "Reply",
     "Retry",
     "Strategy",
+    "StreamedGeneration",
     "agenerate_cited",
     "as_chat_model",
     "astream_cited",

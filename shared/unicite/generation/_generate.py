@@ -6,7 +6,8 @@ whole or streamed), so every path asks, checks and finishes the same way.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+import functools
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from unicite._cite import CitePolicy, cite
@@ -447,40 +448,27 @@ def stream_cited(
     prefer: Literal["content", "snippet"] = "content",
     policy: CitePolicy | None = None,
     model: str | None = None,
-) -> Iterator[str | Retry | CitedGeneration]:
+) -> StreamedGeneration:
     """`generate_cited`, streamed: text deltas, a `Retry` between rounds, the result last.
 
     The deltas' markers already carry their final numbers, so the text shown is the final
     content. A `Retry` means the round failed its checks and the model is asked again:
     discard what was shown. Markdown, text and HTML answers stream as written (markers
     strategy); json, yaml, native and post-hoc answers come as one piece once finished.
+    The stream is a `StreamedGeneration`: when it is stopped early, its `partial_answer`
+    cites the text generated so far.
     """
-    session = _Session(
-        llm, prompt, sources, format=format, schema=schema, strategy=strategy, require=require,
-        max_retries=max_retries, budget_tokens=budget_tokens, prefer=prefer, policy=policy,
-        model=model,
+    make = functools.partial(
+        _Session, llm, prompt, sources, format=format, schema=schema, strategy=strategy,
+        require=require, max_retries=max_retries, budget_tokens=budget_tokens, prefer=prefer,
+        policy=policy, model=model,
     )  # fmt: skip
-    if not session.streams_markers:
-        generation = session.run()
-        if generation.content:
-            yield generation.content
-        yield generation
-        return
-    while True:
-        round_ = _Round(session)
-        for piece in session.model.stream(session.system, session.request()):
-            shown = round_.feed(piece)
-            if shown:
-                yield shown
-        rest, outcome = round_.end()
-        if rest:
-            yield rest
-        yield outcome
-        if isinstance(outcome, CitedGeneration):
-            return
+    stream = StreamedGeneration()
+    stream.start(make)
+    return stream
 
 
-async def astream_cited(
+def astream_cited(
     llm: object,
     prompt: str,
     sources: object,
@@ -494,13 +482,134 @@ async def astream_cited(
     prefer: Literal["content", "snippet"] = "content",
     policy: CitePolicy | None = None,
     model: str | None = None,
-) -> AsyncIterator[str | Retry | CitedGeneration]:
-    """`stream_cited` for async code."""
-    session = _Session(
-        llm, prompt, sources, format=format, schema=schema, strategy=strategy, require=require,
-        max_retries=max_retries, budget_tokens=budget_tokens, prefer=prefer, policy=policy,
-        model=model,
+) -> AsyncStreamedGeneration:
+    """`stream_cited` for async code (an async iterator with the same `partial_answer`)."""
+    make = functools.partial(
+        _Session, llm, prompt, sources, format=format, schema=schema, strategy=strategy,
+        require=require, max_retries=max_retries, budget_tokens=budget_tokens, prefer=prefer,
+        policy=policy, model=model,
     )  # fmt: skip
+    stream = AsyncStreamedGeneration()
+    stream.start(make)
+    return stream
+
+
+class _Progress:
+    """What a streamed generation has produced so far, for `partial_answer`."""
+
+    def __init__(self) -> None:
+        self.session: _Session | None = None
+        self.round: _Round | None = None
+
+    def partial_answer(self) -> CitedAnswer:
+        """The text the model streamed in the current round, cited through `unicite.cite`.
+
+        As the stream would have ended had the model stopped there: its text begins with what
+        was shown. Before the first round, or for answers that do not stream (json, yaml,
+        native, post-hoc), an empty answer.
+        """
+        session, round_ = self.session, self.round
+        if session is None or round_ is None:
+            return CitedAnswer(text="")
+        policy = session.policy.replace(markers=session.text_form.style)
+        return cite("".join(round_.raw), session.sources, policy=policy)
+
+
+class StreamedGeneration(Iterator["str | Retry | CitedGeneration"]):
+    """What `stream_cited` returns: its items, lazily, and the answer so far when stopped.
+
+    Iterate it as any iterator; `close` stops it (the model stream is closed).
+    `partial_answer` cites the text generated so far, which a server stopping an answer
+    (`unicite.wire.Relay.cancel`) keeps as the stopped message.
+    """
+
+    def __init__(self) -> None:
+        self._progress = _Progress()
+        self._items: Iterator[str | Retry | CitedGeneration] = iter(())
+
+    def start(self, session: Callable[[], _Session]) -> None:
+        """Begin with the session `session` makes, on the first item (arguments checked then)."""
+        self._items = _stream_items(session, self._progress)
+
+    def __iter__(self) -> StreamedGeneration:
+        return self
+
+    def __next__(self) -> str | Retry | CitedGeneration:
+        return next(self._items)
+
+    def close(self) -> None:
+        """Stop the stream: the model's stream is closed."""
+        close = getattr(self._items, "close", None)
+        if close is not None:
+            close()
+
+    def partial_answer(self) -> CitedAnswer:
+        """The text generated so far, cited through `unicite.cite` (see `StreamedGeneration`)."""
+        return self._progress.partial_answer()
+
+
+class AsyncStreamedGeneration(AsyncIterator["str | Retry | CitedGeneration"]):
+    """What `astream_cited` returns: `StreamedGeneration` for async code.
+
+    Cancelling the task that iterates it cancels the model call; `partial_answer` then cites
+    the text generated so far.
+    """
+
+    def __init__(self) -> None:
+        self._progress = _Progress()
+        self._items: AsyncIterator[str | Retry | CitedGeneration] | None = None
+
+    def start(self, session: Callable[[], _Session]) -> None:
+        """Begin with the session `session` makes, on the first item."""
+        self._items = _astream_items(session, self._progress)
+
+    def __aiter__(self) -> AsyncStreamedGeneration:
+        return self
+
+    async def __anext__(self) -> str | Retry | CitedGeneration:
+        if self._items is None:
+            raise StopAsyncIteration
+        return await anext(self._items)
+
+    async def aclose(self) -> None:
+        """Stop the stream: the model's stream is closed."""
+        close = getattr(self._items, "aclose", None)
+        if close is not None:
+            await close()
+
+    def partial_answer(self) -> CitedAnswer:
+        """The text generated so far, cited through `unicite.cite` (see `StreamedGeneration`)."""
+        return self._progress.partial_answer()
+
+
+def _stream_items(
+    make: Callable[[], _Session], progress: _Progress
+) -> Iterator[str | Retry | CitedGeneration]:
+    session = progress.session = make()
+    if not session.streams_markers:
+        generation = session.run()
+        if generation.content:
+            yield generation.content
+        yield generation
+        return
+    while True:
+        round_ = progress.round = _Round(session)
+        for piece in session.model.stream(session.system, session.request()):
+            shown = round_.feed(piece)
+            if shown:
+                yield shown
+        rest, outcome = round_.end()
+        if rest:
+            yield rest
+        yield outcome
+        if isinstance(outcome, CitedGeneration):
+            return
+
+
+async def _astream_items(
+    make: Callable[[], _Session], progress: _Progress
+) -> AsyncIterator[str | Retry | CitedGeneration]:
+    session = progress.session = make()
     if not session.streams_markers:
         generation = await session.arun()
         if generation.content:
@@ -508,7 +617,7 @@ async def astream_cited(
         yield generation
         return
     while True:
-        round_ = _Round(session)
+        round_ = progress.round = _Round(session)
         async for piece in session.model.astream(session.system, session.request()):
             shown = round_.feed(piece)
             if shown:
