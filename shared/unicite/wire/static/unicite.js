@@ -22,6 +22,7 @@ export const EVENTS = Object.freeze({
   delta: "thread.message.delta",
   reset: "thread.message.reset",
   completed: "thread.message.completed",
+  cancelled: "thread.message.cancelled",
   error: "thread.message.error",
 });
 
@@ -29,6 +30,8 @@ export const DEFAULT_LABELS = Object.freeze({
   sources: "Sources",
   verified: "verified",
   brokeOff: "The answer broke off",
+  stopped: "Stopped",
+  stop: "Stop",
   source: "Source",
 });
 
@@ -898,7 +901,7 @@ export function renderMessage(documentData, options = {}) {
  * `delta`, `reset`, `complete` and `fail` directly.
  */
 export class MessageView {
-  constructor({ messageId = null, prefix, labels, document: doc } = {}) {
+  constructor({ messageId = null, prefix, labels, document: doc, onStop = null } = {}) {
     this.document = doc ?? globalThis.document;
     this.messageId = messageId;
     this.prefix = prefix ?? messagePrefix(messageId);
@@ -911,6 +914,19 @@ export class MessageView {
     this.body = el(this.document, "div", "unicite-body");
     this.element.append(this.body);
     this.element.addEventListener("copy", copyHandler(() => cleanText(visibleText(this.text))));
+    this.stopButton = null;
+    if (typeof onStop === "function") {
+      // A stop button while the answer streams: the server cancels it and sends what it kept.
+      const button = el(this.document, "button", "unicite-stop", this.labels.stop);
+      button.type = "button";
+      button.addEventListener("click", () => {
+        if (this.state !== "streaming") return;
+        button.disabled = true;
+        onStop(this);
+      });
+      this.stopButton = button;
+      this.element.append(button);
+    }
   }
 
   /** A message rendered from its history document. */
@@ -931,6 +947,7 @@ export class MessageView {
     if (type === EVENTS.delta && typeof data?.delta === "string") this.delta(data.delta);
     else if (type === EVENTS.reset) this.reset();
     else if (type === EVENTS.completed) this.complete(data);
+    else if (type === EVENTS.cancelled) this.stop(data);
     else if (type === EVENTS.error) this.fail(typeof data?.error === "string" ? data.error : "");
   }
 
@@ -967,10 +984,24 @@ export class MessageView {
     this.body = fresh.querySelector(".unicite-body");
   }
 
+  /**
+   * The answer was stopped: show what it kept (its history document, cited as far as it
+   * went), rendered as a reload renders it, and say it was stopped.
+   */
+  stop(documentData) {
+    this.complete(documentData);
+    this.state = "stopped";
+    this.element.dataset.state = "stopped";
+    const notice = el(this.document, "div", "unicite-stopped", this.labels.stopped);
+    notice.setAttribute("role", "status");
+    this.element.append(notice);
+  }
+
   /** The message broke off: keep what was shown (uncited) and say so. */
   fail(error) {
-    if (this.state === "complete") return;
+    if (this.state === "complete" || this.state === "stopped") return;
     this.state = "error";
+    this.stopButton?.remove();
     this.element.dataset.state = "error";
     this.element.setAttribute("aria-busy", "false");
     this.body.replaceChildren(renderStreamingBody(this.text, this.document));
@@ -1006,7 +1037,7 @@ export function subscribe(view, url, { EventSource: Source = globalThis.EventSou
         return;
       }
       view.handle(type, data, event.lastEventId);
-      if (type === EVENTS.completed || type === EVENTS.error) done();
+      if (type === EVENTS.completed || type === EVENTS.cancelled || type === EVENTS.error) done();
     });
   }
   return { source, close: () => source.close() };
@@ -1023,14 +1054,19 @@ export class ThreadView {
   }
 
   /** Append a turn; returns its `MessageView` (streaming until `complete` or `fail`). */
-  addTurn({ question, messageId = null } = {}) {
+  addTurn({ question, messageId = null, onStop = null } = {}) {
     const doc = this.container.ownerDocument;
     const turn = el(doc, "section", "unicite-turn");
     if (messageId) turn.dataset.messageId = messageId;
     if (typeof question === "string" && question) {
       turn.append(el(doc, "div", "unicite-question", cleanText(question)));
     }
-    const view = new MessageView({ messageId, labels: this.options.labels, document: doc });
+    const view = new MessageView({
+      messageId,
+      labels: this.options.labels,
+      document: doc,
+      onStop,
+    });
     turn.append(view.element);
     this.container.append(turn);
     if (messageId) this.views.set(messageId, view);
