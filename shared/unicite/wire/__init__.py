@@ -17,6 +17,10 @@ streams yield, or a `CitedAnswer` alone — into SSE frames in one of four proto
 ``decode`` reads the frames of any of them back into a `CitedAnswer`. The markers in a stream
 already carry their final numbers (`unicite.MarkerStream`), so what a user sees live is what
 the history shows after a reload.
+
+A `HistoryStore` keeps a chat's sessions and turns, each answer as its history document, and
+gives the ``GET /sessions/{id}/history`` body a reloaded page reads: `SQLiteHistoryStore` in
+one file, `unicite.wire.postgres.PostgresHistoryStore` in PostgreSQL.
 """
 
 from __future__ import annotations
@@ -29,13 +33,19 @@ from unicite.model import CitedAnswer
 from unicite.wire._client import client_dir
 from unicite.wire._encode import aframes, check_id, encode, frames
 from unicite.wire._frames import Frame, parse_frames
+from unicite.wire._history_store import HistoryStore, Session, SQLiteHistoryStore, Turn, TurnStatus
 from unicite.wire._registry import WireProtocol, protocol_named
 from unicite.wire._relay import Relay
 from unicite.wire._unicite import completed_data
 
 __all__ = [
     "Frame",
+    "HistoryStore",
     "Relay",
+    "SQLiteHistoryStore",
+    "Session",
+    "Turn",
+    "TurnStatus",
     "WireError",
     "WireProtocol",
     "aframes",

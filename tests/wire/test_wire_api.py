@@ -1,0 +1,40 @@
+"""The public names of `unicite.wire` and its optional modules, pinned: nothing by accident."""
+
+from __future__ import annotations
+
+import pytest
+
+from unicite import wire
+
+EXPECTED = [
+    "Frame",
+    "HistoryStore",
+    "Relay",
+    "SQLiteHistoryStore",
+    "Session",
+    "Turn",
+    "TurnStatus",
+    "WireError",
+    "WireProtocol",
+    "aframes",
+    "client_dir",
+    "decode",
+    "encode",
+    "frames",
+    "history",
+    "parse_frames",
+]
+
+
+def test_all_is_exactly_the_public_api() -> None:
+    assert wire.__all__ == EXPECTED
+    assert sorted(wire.__all__) == wire.__all__
+    for name in wire.__all__:
+        assert getattr(wire, name) is not None
+
+
+def test_postgres_exports_its_store_only() -> None:
+    pytest.importorskip("psycopg", reason="unicite[postgres] is not installed")
+    from unicite.wire import postgres
+
+    assert postgres.__all__ == ["PostgresHistoryStore"]
