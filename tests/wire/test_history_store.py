@@ -18,6 +18,7 @@ import textwrap
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -456,7 +457,9 @@ class TestSQLiteHistoryStore(HistoryStoreContract):
         if not hasattr(os, "fork"):  # pragma: no cover - Windows
             pytest.skip("no fork here")
         store.add_turn("s", "parent", message_id="m-0")
-        pid = os.fork()
+        with warnings.catch_warnings():  # Python 3.12+ warns when other threads are running
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:  # pragma: no cover - the child reports through its exit status
             try:
                 store.add_turn("s", "child", message_id="m-1")
