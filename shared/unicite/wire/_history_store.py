@@ -16,6 +16,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -673,7 +674,7 @@ class SQLiteHistoryStore(SQLHistoryStore):
             self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
         )
         try:
-            connection.execute("PRAGMA journal_mode = WAL")
+            _use_wal(connection, self.timeout)
             connection.execute("PRAGMA foreign_keys = ON")
             with _transaction(connection, "BEGIN IMMEDIATE"):
                 for statement in _SQLITE_SCHEMA:
@@ -716,6 +717,23 @@ class SQLiteHistoryStore(SQLHistoryStore):
             connection, self._connection = self._connection, None
             if connection is not None and self._pid == os.getpid():
                 connection.close()
+
+
+def _use_wal(connection: sqlite3.Connection, timeout: float) -> None:
+    """Switch the file to WAL mode (it stays so), waiting for a process that holds it.
+
+    Switching takes the file's exclusive lock and, unlike a transaction, does not wait for
+    it (``SQLITE_BUSY`` at once): workers opening a new file together retry here.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 @contextmanager
