@@ -65,7 +65,6 @@ _ACCENTED_RE = re.compile(r"[^\W\d_A-Za-z]")
 _PERCENT_RE = re.compile("\\d[ \u00a0\u202f]?[%\u2030]$")
 
 
-
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
