@@ -336,3 +336,36 @@ def test_the_ai_package_reports_a_broken_stream() -> None:
     result = _read_with_ai("".join(frame.encode() for frame in frames))
     assert result["errors"] == ["the answer broke off (RuntimeError)"]
     assert result["message"]["parts"] == [{"type": "text", "text": "Début ", "state": "done"}]
+
+
+def test_the_ai_package_reads_a_stopped_message() -> None:
+    speaking = asyncio.Event()
+
+    async def model() -> AsyncIterator[object]:
+        for piece in _pieces(_content(RICH)[:40]):
+            yield piece
+        speaking.set()
+        await asyncio.sleep(30)  # stopped here
+        yield RICH
+
+    async def stopped() -> tuple[wire.Relay, list[wire.Frame]]:
+        relay = wire.Relay(model(), "vercel", message_id=MESSAGE_ID, sources=RICH.sources)
+        await asyncio.wait_for(speaking.wait(), 10)
+        assert relay.cancel()
+        return relay, [frame async for frame in relay.asubscribe()]
+
+    relay, frames = asyncio.run(stopped())
+    answer = relay.answer
+    assert answer is not None
+    result = _read_with_ai("".join(frame.encode() for frame in frames))
+    assert result["errors"] == []
+    assert [chunk["type"] for chunk in result["chunks"]][-2:] == ["data-unicite", "abort"]
+    parts = result["message"]["parts"]
+    text = "".join(part["text"] for part in parts if part["type"] == "text")
+    assert text == _content(answer) == _content(RICH)[:40]
+    assert all(part["state"] == "done" for part in parts if part["type"] == "text")
+    data = [p for p in parts if p["type"] == "data-unicite"]
+    assert data[0]["data"] == _sent(wire.history(answer, message_id=MESSAGE_ID))
+    assert data[0]["data"]["metadata"]["diagnostics"][-1] == (
+        "the answer was stopped before it finished"
+    )

@@ -9,7 +9,13 @@ from unicite import wire
 EXPECTED = [
     "Frame",
     "HistoryStore",
+    "MemoryRelayStore",
     "Relay",
+    "RelayFollower",
+    "RelaySnapshot",
+    "RelayState",
+    "RelayStore",
+    "RelayWriter",
     "SQLiteHistoryStore",
     "Session",
     "Turn",

@@ -18,6 +18,11 @@ streams yield, or a `CitedAnswer` alone — into SSE frames in one of four proto
 already carry their final numbers (`unicite.MarkerStream`), so what a user sees live is what
 the history shows after a reload.
 
+A `Relay` runs a cited stream in the background (on the server's event loop) and records its
+frames for any reader; `Relay.cancel` stops it and keeps the answer as far as it went. With a
+`RelayStore` — `MemoryRelayStore` in the process, `unicite.wire.redis.RedisRelayStore` shared
+by every worker — `Relay.follow` reads and stops it from any worker.
+
 A `HistoryStore` keeps a chat's sessions and turns, each answer as its history document, and
 gives the ``GET /sessions/{id}/history`` body a reloaded page reads: `SQLiteHistoryStore` in
 one file, `unicite.wire.postgres.PostgresHistoryStore` in PostgreSQL.
@@ -35,13 +40,26 @@ from unicite.wire._encode import aframes, check_id, encode, frames
 from unicite.wire._frames import Frame, parse_frames
 from unicite.wire._history_store import HistoryStore, Session, SQLiteHistoryStore, Turn, TurnStatus
 from unicite.wire._registry import WireProtocol, protocol_named
-from unicite.wire._relay import Relay
+from unicite.wire._relay import Relay, RelayFollower
+from unicite.wire._relay_store import (
+    MemoryRelayStore,
+    RelaySnapshot,
+    RelayState,
+    RelayStore,
+    RelayWriter,
+)
 from unicite.wire._unicite import completed_data
 
 __all__ = [
     "Frame",
     "HistoryStore",
+    "MemoryRelayStore",
     "Relay",
+    "RelayFollower",
+    "RelaySnapshot",
+    "RelayState",
+    "RelayStore",
+    "RelayWriter",
     "SQLiteHistoryStore",
     "Session",
     "Turn",

@@ -27,7 +27,10 @@ reads each one): ``{"id", "object": "chat.completion.chunk", "created": 0, "mode
   Open WebUI turns every annotation into a source of its own (``delta.get("annotations")``
   in its ``backend/open_webui/utils/middleware.py``), so there it lists only the cited URL
   sources: the ``openwebui`` protocol sends them all;
-- the last chunk has an empty delta and ``finish_reason: "stop"``;
+- the last chunk has an empty delta and ``finish_reason: "stop"``; when the message was stopped
+  (`unicite.wire.Relay.cancel`) the same chunks end it, for the stopped answer (the text
+  generated so far, cited as far as it went), and the last one also carries
+  ``{"unicite": {"stopped": true}}``;
 - a generation retry is a chunk with ``choices: []`` and ``{"unicite": {"reset": {"round",
   "reason"}}}``: the Chat Completions format cannot take text back, so a plain client shows
   the rounds one after the other while `OpenAIProtocol.decode` keeps the text after the last
@@ -43,11 +46,13 @@ answer's provider and diagnostics. `OpenAIProtocol.decode` reads the chunks with
 `unicite.collect_stream`, the same reader that reads OpenAI's own streams: the text comes back
 exactly (except ChatGPT's private-use markers, U+E200 to U+E202, which that reader removes),
 with one citation per (citation, URL source) pair over the same span, and the cited URL
-sources in first-cited order.
+sources in first-cited order; a stopped message's answer is marked stopped
+(``extras["stopped"]``).
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
@@ -59,7 +64,7 @@ from unicite.providers import collect_stream
 from unicite.wire._frames import Frame, dumps
 from unicite.wire._history import shown
 from unicite.wire._input import Final, Item
-from unicite.wire._protocol import Encoder, Protocol
+from unicite.wire._protocol import Encoder, Protocol, mark_stopped
 
 __all__ = [
     "CHUNK",
@@ -138,7 +143,11 @@ def _title(source: Source, href: str) -> str:
 
 
 class ChunkEncoder(Encoder):
-    """Chat Completions chunks for a cited stream; subclasses add what ends the message."""
+    """Chat Completions chunks for a cited stream; subclasses write the message's last chunks.
+
+    `message` gives the chunks completing the text and carrying the citations; the last chunk
+    and ``[DONE]`` follow, for a completed message and for a stopped one alike.
+    """
 
     def __init__(self, message_id: str | None) -> None:
         super().__init__(message_id)
@@ -210,9 +219,22 @@ class ChunkEncoder(Encoder):
             frames.extend(self.delta(rest))
         return view, frames
 
-    def stop(self) -> list[Frame]:
-        """The last chunk and the ``[DONE]`` frame."""
-        return [self.chunk({}, "stop"), Frame(DONE)]
+    @abstractmethod
+    def message(self, answer: CitedAnswer) -> list[Frame]:
+        """The chunks completing the streamed text to the answer's, with its citations."""
+
+    def final(self, answer: CitedAnswer) -> list[Frame]:
+        """The answer's chunks, the last chunk and ``[DONE]``."""
+        return [*self.message(answer), *self.stop()]
+
+    def cancelled(self, answer: CitedAnswer) -> list[Frame]:
+        """`final`, its last chunk saying the message was stopped."""
+        return [*self.message(answer), *self.stop(stopped=True)]
+
+    def stop(self, *, stopped: bool = False) -> list[Frame]:
+        """The last chunk (``{"unicite": {"stopped": true}}`` when stopped) and ``[DONE]``."""
+        extra = {EXTENSION: {"stopped": True}} if stopped else None
+        return [self.chunk({}, "stop", extra=extra), Frame(DONE)]
 
     def error(self, message: str) -> list[Frame]:
         """A chunk with no choice and an OpenAI error object."""
@@ -220,17 +242,16 @@ class ChunkEncoder(Encoder):
 
 
 class _Encoder(ChunkEncoder):
-    def final(self, answer: CitedAnswer) -> list[Frame]:
+    def message(self, answer: CitedAnswer) -> list[Frame]:
         view, frames = self.text(answer)
         annotations = url_annotations(view, self.base)
         if annotations:
             frames.append(self.chunk({"annotations": annotations}))
-        frames.extend(self.stop())
         return frames
 
 
 class ChunkReader:
-    """Chat Completions chunks read back: where the last reset cut the content, errors."""
+    """Chat Completions chunks read back: where the last reset cut the content, errors, stops."""
 
     def __init__(self) -> None:
         self.chunks: list[dict[str, Any]] = []
@@ -239,6 +260,7 @@ class ChunkReader:
         self.cut = 0
         self.resets = 0
         self.broken: str | None = None
+        self.stopped = False
 
     def take(self, frame: Frame) -> dict[str, Any] | None:
         """Read one frame: its chunk, or None for ``[DONE]``, a reset or an error."""
@@ -252,6 +274,8 @@ class ChunkReader:
             self.cut = self.length
             self.resets += 1
             return None
+        if isinstance(extension, dict) and extension.get("stopped") is True:
+            self.stopped = True
         error = chunk.get("error")
         if error is not None and not chunk.get("choices"):
             message = error.get("message") if isinstance(error, dict) else error
@@ -277,6 +301,10 @@ class ChunkReader:
     def broke_off(self) -> str | None:
         """The diagnostic of a stream that broke off, or None."""
         return None if self.broken is None else f"the message broke off: {self.broken}"
+
+    def ended(self, answer: CitedAnswer) -> CitedAnswer:
+        """The answer read, marked stopped when the message was."""
+        return mark_stopped(answer) if self.stopped else answer
 
 
 def after(answer: CitedAnswer, cut: int) -> CitedAnswer:
@@ -329,4 +357,4 @@ class OpenAIProtocol(Protocol):
         note = reader.broke_off()
         if note is not None:
             answer = answer.replace(diagnostics=[*answer.diagnostics, note])
-        return answer
+        return reader.ended(answer)

@@ -26,7 +26,10 @@ The frames, all ``chat.completion.chunk`` objects as in the ``openai`` protocol
   else the domain, URL or id; ``document`` holds the snippet, else the name;
 - one chunk with ``choices: []`` and ``{"unicite": {"history": ...}}``: the history document
   (`unicite.wire.history`), which Open WebUI ignores and `OpenWebUIProtocol.decode` reads;
-- the last chunk, ``finish_reason: "stop"``.
+- the last chunk, ``finish_reason: "stop"``. A message that was stopped
+  (`unicite.wire.Relay.cancel`) ends the same way, with the stopped answer (the text generated
+  so far, cited as far as it went), and its last chunk also carries ``{"unicite": {"stopped":
+  true}}``.
 
 Open WebUI numbers the sources of a message in the order they arrive: the inline ``[n]``
 token shows entry ``n - 1`` of the list of ``metadata.name`` values without repeats
@@ -49,7 +52,8 @@ shows as the message's error.
 `OpenWebUIProtocol.decode` gives the history document's answer exactly (what the ``unicite``
 protocol decodes). Without that chunk, it reads the text after the last reset, the sources
 from the source events (id, URL, name as the title, document as the snippet) and the
-citations from the text's ``[n]`` markers (`unicite.parse_markers`), with a diagnostic.
+citations from the text's ``[n]`` markers (`unicite.parse_markers`), with a diagnostic. A
+stopped message's answer is marked stopped (``extras["stopped"]``).
 """
 
 from __future__ import annotations
@@ -118,12 +122,11 @@ def source_events(answer: CitedAnswer) -> list[dict[str, Any]]:
 
 
 class _Encoder(ChunkEncoder):
-    def final(self, answer: CitedAnswer) -> list[Frame]:
+    def message(self, answer: CitedAnswer) -> list[Frame]:
         view, frames = self.text(answer)
         frames.extend(self.chunk(extra={"event": event}) for event in source_events(view))
         history = completed_view_data(view, self.message_id)
         frames.append(self.chunk(extra={EXTENSION: {HISTORY: history}}))
-        frames.extend(self.stop())
         return frames
 
 
@@ -208,7 +211,7 @@ class OpenWebUIProtocol(Protocol):
             if answer.text != reader.text:
                 note = "the streamed text differs from the history content; the content is kept"
                 answer = answer.replace(diagnostics=[*answer.diagnostics, note])
-            return answer
+            return reader.ended(answer)
         sources: dict[str, Source] = {}
         for data in reader.events:
             source = _read_source(data)
@@ -216,4 +219,4 @@ class OpenWebUIProtocol(Protocol):
         answer = parse_markers(
             reader.text, list(sources.values()), style="brackets", on_invalid="keep"
         )
-        return answer.replace(diagnostics=[*answer.diagnostics, note or _NO_HISTORY])
+        return reader.ended(answer.replace(diagnostics=[*answer.diagnostics, note or _NO_HISTORY]))

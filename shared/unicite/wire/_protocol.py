@@ -9,14 +9,25 @@ from unicite.model import CitedAnswer
 from unicite.wire._frames import Frame
 from unicite.wire._input import Delta, Item, Reset
 
-__all__ = ["Encoder", "Protocol"]
+__all__ = ["STOPPED", "Encoder", "Protocol", "mark_stopped"]
+
+STOPPED = "the answer was stopped before it finished"
+"""The diagnostic of an answer stopped while it was generated (`unicite.wire.Relay.cancel`)."""
+
+
+def mark_stopped(answer: CitedAnswer) -> CitedAnswer:
+    """The answer marked stopped: ``extras["stopped"]`` and the `STOPPED` diagnostic (once)."""
+    diagnostics = list(answer.diagnostics)
+    if STOPPED not in diagnostics:
+        diagnostics.append(STOPPED)
+    return answer.replace(extras={**answer.extras, "stopped": True}, diagnostics=diagnostics)
 
 
 class Encoder(ABC):
     """Turns the items of one cited stream into frames, in order.
 
     `feed` is called with every item, the last always a `Final`; `fail` instead of the rest
-    when the stream raised.
+    when the stream raised, `cancel` when it was stopped.
     """
 
     def __init__(self, message_id: str | None) -> None:
@@ -46,6 +57,17 @@ class Encoder(ABC):
         frames.extend(self.error(f"the answer broke off ({type(error).__name__})"))
         return frames
 
+    def cancel(self, answer: CitedAnswer) -> list[Frame]:
+        """The frames telling the client the message was stopped, with what it kept.
+
+        ``answer`` is the stopped answer (`mark_stopped`): the text generated so far, cited as
+        far as it went. No frame follows these.
+        """
+        frames = [] if self.started else self.start()
+        self.started = True
+        frames.extend(self.cancelled(answer))
+        return frames
+
     def start(self) -> list[Frame]:
         """Frames opening the message."""
         return []
@@ -61,6 +83,10 @@ class Encoder(ABC):
     @abstractmethod
     def final(self, answer: CitedAnswer) -> list[Frame]:
         """Frames completing the message with its cited answer."""
+
+    @abstractmethod
+    def cancelled(self, answer: CitedAnswer) -> list[Frame]:
+        """Frames ending the message as stopped, carrying the stopped ``answer``."""
 
     @abstractmethod
     def error(self, message: str) -> list[Frame]:

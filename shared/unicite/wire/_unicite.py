@@ -3,9 +3,10 @@
 ``thread.message.delta`` carries text only (``{"delta": ...}``); ``thread.message.reset`` says
 the text shown so far is discarded (a generation retry); ``thread.message.completed`` carries
 the history document (`unicite.wire.history`): the content with its ``[n]`` markers and
-``metadata.citations``; ``thread.message.error`` says the message broke off. Every event has
-an increasing ``id``; every data object names its ``type`` and, when given, the
-``message_id``.
+``metadata.citations``; ``thread.message.cancelled`` ends a message that was stopped, with the
+history document of what it kept (the text generated so far, cited as far as it went);
+``thread.message.error`` says the message broke off. Every event has an increasing ``id``;
+every data object names its ``type`` and, when given, the ``message_id``.
 """
 
 from __future__ import annotations
@@ -17,13 +18,22 @@ from unicite.exceptions import WireError
 from unicite.model import CitedAnswer
 from unicite.wire._frames import Frame, dumps
 from unicite.wire._history import from_document, shown, view_document
-from unicite.wire._protocol import Encoder, Protocol
+from unicite.wire._protocol import Encoder, Protocol, mark_stopped
 
-__all__ = ["COMPLETED", "DELTA", "ERROR", "RESET", "UniciteProtocol", "completed_data"]
+__all__ = [
+    "CANCELLED",
+    "COMPLETED",
+    "DELTA",
+    "ERROR",
+    "RESET",
+    "UniciteProtocol",
+    "completed_data",
+]
 
 DELTA = "thread.message.delta"
 RESET = "thread.message.reset"
 COMPLETED = "thread.message.completed"
+CANCELLED = "thread.message.cancelled"
 ERROR = "thread.message.error"
 
 
@@ -60,6 +70,11 @@ class _Encoder(Encoder):
         data = completed_data(answer, self.message_id)
         return [Frame(dumps(data), event=COMPLETED, id=str(self.sequence))]
 
+    def cancelled(self, answer: CitedAnswer) -> list[Frame]:
+        self.sequence += 1
+        data = {**completed_data(answer, self.message_id), "type": CANCELLED}
+        return [Frame(dumps(data), event=CANCELLED, id=str(self.sequence))]
+
     def error(self, message: str) -> list[Frame]:
         return self._frame(ERROR, {"error": message})
 
@@ -74,11 +89,14 @@ class UniciteProtocol(Protocol):
         return _Encoder(message_id)
 
     def decode(self, frames: Iterable[Frame]) -> CitedAnswer:
-        """The completed event's answer; without one, the text the deltas carried, uncited."""
+        """The completed (or cancelled) event's answer; without one, the deltas' text, uncited.
+
+        A cancelled message's answer is marked stopped (``extras["stopped"]``).
+        """
         text: list[str] = []
         for frame in frames:
             kind = frame.event
-            if kind not in (DELTA, RESET, COMPLETED, ERROR):
+            if kind not in (DELTA, RESET, COMPLETED, CANCELLED, ERROR):
                 continue
             data = frame.json()
             if not isinstance(data, dict):
@@ -92,6 +110,8 @@ class UniciteProtocol(Protocol):
                 text.clear()
             elif kind == COMPLETED:
                 return from_document(data)
+            elif kind == CANCELLED:
+                return mark_stopped(from_document(data))
             else:
                 note = f"the message broke off: {data.get('error')}"
                 return CitedAnswer(text="".join(text), diagnostics=[note])

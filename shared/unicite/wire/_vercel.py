@@ -25,7 +25,12 @@ https://ai-sdk.dev/docs/ai-sdk-ui/stream-protocol, and are applied to the messag
 - ``{"type": "data-unicite-reset", "data": {"round", "reason"}}``: the text shown so far is
   discarded (a generation retry, or a final text that does not continue what was streamed);
 - ``{"type": "error", "errorText"}`` when the stream broke off; ``{"type": "finish"}`` at the
-  end (no ``finishReason``: the strict schema of the first 5.x releases refuses it).
+  end (no ``finishReason``: the strict schema of the first 5.x releases refuses it);
+- ``{"type": "abort"}`` instead of ``finish`` when the message was stopped
+  (`unicite.wire.Relay.cancel`), as ``streamText`` ends an aborted stream: after the text, the
+  source parts and the ``data-unicite`` part of the stopped answer (the text generated so far,
+  cited as far as it went), and no ``finish`` after it (no ``reason`` either, which the first
+  5.x releases refuse).
 
 Source parts come in ``answer.sources`` order, so the n-th source part is what marker ``[n]``
 opens. The AI SDK cannot remove a text part it has shown: on a reset the current text part is
@@ -40,7 +45,8 @@ with ``uiMessageChunkSchema``, then ``readUIMessageStream``, as ``useChat`` does
 
 `VercelProtocol.decode` follows the same rule: the ``data-unicite`` part gives the answer
 exactly (what the ``unicite`` protocol decodes); without one, the text after the last reset
-and the source parts give an answer whose sources are listed uncited, with a diagnostic.
+and the source parts give an answer whose sources are listed uncited, with a diagnostic. After
+an ``abort`` chunk the answer is marked stopped (``extras["stopped"]``).
 """
 
 from __future__ import annotations
@@ -56,10 +62,10 @@ from unicite.exceptions import WireError
 from unicite.model import CitedAnswer, Source
 from unicite.wire._frames import Frame, dumps
 from unicite.wire._history import from_document, shown
-from unicite.wire._protocol import Encoder, Protocol
+from unicite.wire._protocol import Encoder, Protocol, mark_stopped
 from unicite.wire._unicite import completed_view_data
 
-__all__ = ["DATA", "DONE", "HEADERS", "RESET", "VercelProtocol"]
+__all__ = ["ABORT", "DATA", "DONE", "HEADERS", "RESET", "VercelProtocol"]
 
 DATA = "data-unicite"
 """The custom data part carrying the history document."""
@@ -67,6 +73,8 @@ RESET = "data-unicite-reset"
 """The custom data part saying the text parts before it are discarded."""
 DONE = "[DONE]"
 """The last frame's data."""
+ABORT = "abort"
+"""The chunk type ending a stopped message, in place of ``finish``."""
 HEADERS = {"x-vercel-ai-ui-message-stream": "v1"}
 """The response header the AI SDK's transport recognises (``UI_MESSAGE_STREAM_HEADERS``)."""
 
@@ -194,6 +202,13 @@ class _Encoder(Encoder):
         return frames
 
     def final(self, answer: CitedAnswer) -> list[Frame]:
+        return [*self._message(answer), self._frame({"type": "finish"}), Frame(DONE)]
+
+    def cancelled(self, answer: CitedAnswer) -> list[Frame]:
+        return [*self._message(answer), self._frame({"type": ABORT}), Frame(DONE)]
+
+    def _message(self, answer: CitedAnswer) -> list[Frame]:
+        """The text completed to the answer's, its source parts and its ``data-unicite`` part."""
         view = shown(answer)
         text = view.text
         streamed = "".join(self.streamed)
@@ -209,8 +224,6 @@ class _Encoder(Encoder):
         frames.append(
             self._frame({"type": DATA, "data": completed_view_data(view, self.message_id)})
         )
-        frames.append(self._frame({"type": "finish"}))
-        frames.append(Frame(DONE))
         return frames
 
     def error(self, message: str) -> list[Frame]:
@@ -247,6 +260,7 @@ class _Reader:
         self.sources: dict[str, Source] = {}
         self.document: Any = None
         self.broken: str | None = None
+        self.aborted = False
 
     @property
     def text(self) -> str:
@@ -274,6 +288,8 @@ class _Reader:
             self.document = chunk.get("data")
         elif kind == "error":
             self.broken = str(chunk.get("errorText"))
+        elif kind == ABORT:
+            self.aborted = True
 
 
 class VercelProtocol(Protocol):
@@ -288,6 +304,8 @@ class VercelProtocol(Protocol):
 
     def decode(self, frames: Iterable[Frame]) -> CitedAnswer:
         """The ``data-unicite`` part's answer; without it, the text after the last reset.
+
+        After an ``abort`` chunk, the answer is marked stopped.
 
         Raises:
             WireError: A frame is not JSON, a chunk lacks a field, a text delta names no open
@@ -308,8 +326,11 @@ class VercelProtocol(Protocol):
             if answer.text != reader.text:
                 note = f"the text parts differ from the {DATA} content; the content is kept"
                 answer = answer.replace(diagnostics=[*answer.diagnostics, note])
-            return answer
-        note = f"the message broke off: {reader.broken}" if reader.broken is not None else _NO_DATA
-        return CitedAnswer(
-            text=reader.text, sources=list(reader.sources.values()), diagnostics=[note]
-        )
+        else:
+            note = (
+                f"the message broke off: {reader.broken}" if reader.broken is not None else _NO_DATA
+            )
+            answer = CitedAnswer(
+                text=reader.text, sources=list(reader.sources.values()), diagnostics=[note]
+            )
+        return mark_stopped(answer) if reader.aborted else answer
