@@ -44,3 +44,10 @@ def test_postgres_exports_its_store_only() -> None:
     from unicite.wire import postgres
 
     assert postgres.__all__ == ["PostgresHistoryStore"]
+
+
+def test_redis_exports_its_store_only() -> None:
+    pytest.importorskip("redis", reason="unicite[redis] is not installed")
+    from unicite.wire import redis
+
+    assert redis.__all__ == ["RedisRelayStore"]
