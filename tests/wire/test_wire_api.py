@@ -51,3 +51,17 @@ def test_redis_exports_its_store_only() -> None:
     from unicite.wire import redis
 
     assert redis.__all__ == ["RedisRelayStore"]
+
+
+def test_starlette_exports_its_responses_and_the_client() -> None:
+    pytest.importorskip("sse_starlette", reason="unicite[serve] is not installed")
+    from unicite.wire import starlette
+
+    assert starlette.__all__ == [
+        "cancel_response",
+        "history_response",
+        "mount_client",
+        "relay_response",
+        "sse_response",
+        "static_files",
+    ]

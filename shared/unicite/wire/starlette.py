@@ -30,7 +30,7 @@ from unicite.wire import aframes, history
 from unicite.wire._client import client_dir
 from unicite.wire._frames import dumps
 from unicite.wire._registry import WireProtocol, protocol_named
-from unicite.wire._relay import Relay
+from unicite.wire._relay import Relay, RelayFollower
 
 try:
     from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -44,6 +44,7 @@ except ImportError as error:  # pragma: no cover - exercised in the core-only en
     ) from error
 
 __all__ = [
+    "cancel_response",
     "history_response",
     "mount_client",
     "relay_response",
@@ -142,7 +143,7 @@ def mount_client(app: Starlette, path: str = "/unicite") -> None:
 
 
 def relay_response(
-    relay: Relay,
+    relay: Relay | RelayFollower,
     request_or_last_event_id: HTTPConnection | str | None = None,
     *,
     headers: Mapping[str, str] | None = None,
@@ -152,20 +153,24 @@ def relay_response(
 
     A reader that goes away (a page reloaded mid-answer) leaves the relay generating; the
     reloaded page asks again and reads the message from its first frame, and a browser
-    reconnecting on its own sends ``Last-Event-ID`` and reads on from the frame after it.
+    reconnecting on its own sends ``Last-Event-ID`` and reads on from the frame after it. On
+    another worker, follow the message with `unicite.wire.Relay.follow` and send the
+    follower the same way.
 
     Args:
-        relay: The running message.
+        relay: The running message, or a `unicite.wire.RelayFollower` of it.
         request_or_last_event_id: The request (its ``Last-Event-ID`` header is read), or the
             last event id the reader saw, or None to send every frame.
         headers: Extra response headers.
         ping: Seconds between keep-alive comments; None for none.
 
     Raises:
-        UsageError: ``relay`` is not a `Relay`.
+        UsageError: ``relay`` is neither a `Relay` nor a `RelayFollower`.
     """
-    if not isinstance(relay, Relay):
-        raise UsageError(f"relay_response expects a Relay, got {type(relay).__name__}")
+    if not isinstance(relay, (Relay, RelayFollower)):
+        raise UsageError(
+            f"relay_response expects a Relay or a RelayFollower, got {type(relay).__name__}"
+        )
     last_event_id = request_or_last_event_id
     if isinstance(last_event_id, HTTPConnection):
         last_event_id = last_event_id.headers.get("last-event-id")
@@ -175,6 +180,39 @@ def relay_response(
     return EventSourceResponse(_relayed(relay, last_event_id), headers=merged, ping=ping, sep="\n")
 
 
-async def _relayed(relay: Relay, last_event_id: str | None) -> AsyncIterator[ServerSentEvent]:
+async def _relayed(
+    relay: Relay | RelayFollower, last_event_id: str | None
+) -> AsyncIterator[ServerSentEvent]:
     async for frame in relay.asubscribe(last_event_id):
         yield ServerSentEvent(data=frame.data, event=frame.event, id=frame.id)
+
+
+def cancel_response(
+    relay: Relay | RelayFollower | None, *, headers: Mapping[str, str] | None = None
+) -> Response:
+    """The response of a stop button's route: the message is cancelled, wherever it runs.
+
+    The body is ``{"message_id", "cancelled"}``: ``cancelled`` says whether a running message
+    was stopped (false once it ended); its stopped answer reaches its readers as the
+    message's last frames. None (no such message) gives a 404. ::
+
+        @app.post("/messages/{message_id}/cancel")
+        def stop(message_id: str):
+            return cancel_response(Relay.follow(message_id, store=store))
+
+    Raises:
+        UsageError: ``relay`` is neither a `Relay`, a `RelayFollower` nor None.
+    """
+    if relay is None:
+        return Response(
+            dumps({"detail": "no such message"}),
+            status_code=404,
+            media_type="application/json",
+            headers=dict(headers or {}),
+        )
+    if not isinstance(relay, (Relay, RelayFollower)):
+        raise UsageError(
+            f"cancel_response expects a Relay or a RelayFollower, got {type(relay).__name__}"
+        )
+    body = {"message_id": relay.message_id, "cancelled": relay.cancel()}
+    return Response(dumps(body), media_type="application/json", headers=dict(headers or {}))
