@@ -121,8 +121,12 @@ class Relay(_Reader):
             its frames are recorded: store it for the history there. It runs where the stream
             runs (on the event loop for an async stream: keep it quick, or return an awaitable,
             which is awaited there).
-        sources: The sources the answer cites, for `cancel` to cite the text shown so far
-            (`unicite.cite`) when the stream cannot say what it generated itself.
+        sources: For `cancel` to cite the text shown so far (`unicite.cite`) when the stream
+            cannot say what it generated itself (no ``partial_answer()``): the sources the
+            streamed text's ``[n]`` name, in that order — a model's own text. Not for text
+            whose markers were already renumbered (an adapter's stream): there ``[1]`` is the
+            first source cited, not the first given, so leave ``sources`` out and the stopped
+            text stays uncited rather than cite the wrong source.
         store: Where the message is kept for other workers (it then needs a ``message_id``).
         start: Start the stream now.
 
