@@ -17,9 +17,21 @@ const form = document.querySelector("#ask");
 const input = document.querySelector("#question");
 const problem = document.querySelector("#problem");
 
+// The stop button: the server cancels the answer, on whichever worker generates it, and the
+// stream ends with the answer as far as it went (thread.message.cancelled).
+async function stop(view) {
+  await fetch(`/api/messages/${encodeURIComponent(view.messageId)}/cancel`, { method: "POST" });
+}
+
 function follow(turn) {
-  const view = thread.addTurn({ question: turn.question, messageId: turn.message_id });
+  const streaming = turn.status !== "complete" && turn.status !== "stopped" && turn.status !== "error";
+  const view = thread.addTurn({
+    question: turn.question,
+    messageId: turn.message_id,
+    onStop: streaming ? stop : null,
+  });
   if (turn.status === "complete") view.complete(turn.message);
+  else if (turn.status === "stopped") view.stop(turn.message);
   else if (turn.status === "error") view.fail(turn.error);
   else subscribe(view, turn.stream_url ?? `/api/messages/${encodeURIComponent(turn.message_id)}/stream`);
   return view;

@@ -213,10 +213,11 @@ class Service:
 
 
 @pytest.fixture(scope="module")
-def service() -> Iterator[Service]:
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     example = load_example()
     pipeline = Pipeline(example.langchain_pipeline(offline=True))
-    app = example.create_app(pipeline, delay=DELAY, replay_cassette=True)
+    history = unicite.wire.SQLiteHistoryStore(tmp_path_factory.mktemp("chat") / "history.sqlite3")
+    app = example.create_app(pipeline, delay=DELAY, replay_cassette=True, history=history)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
