@@ -125,7 +125,7 @@ class _Encoder(ChunkEncoder):
     def message(self, answer: CitedAnswer) -> list[Frame]:
         view, frames = self.text(answer)
         frames.extend(self.chunk(extra={"event": event}) for event in source_events(view))
-        history = completed_view_data(view, self.message_id)
+        history = self.document = completed_view_data(view, self.message_id)
         frames.append(self.chunk(extra={EXTENSION: {HISTORY: history}}))
         return frames
 

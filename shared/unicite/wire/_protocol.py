@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from typing import Any
 
 from unicite.model import CitedAnswer
 from unicite.wire._frames import Frame
@@ -33,6 +34,9 @@ class Encoder(ABC):
     def __init__(self, message_id: str | None) -> None:
         self.message_id = message_id
         self.started = False
+        self.document: dict[str, Any] | None = None
+        """The history document (`unicite.wire.history`, as the completed event carries it)
+        an encoder computed for the final or stopped answer, for a relay to keep as is."""
 
     def feed(self, item: Item) -> list[Frame]:
         """The frames for one item (the protocol's opening frames before the first)."""

@@ -376,14 +376,16 @@ class Relay(_Reader):
             with self._lock:
                 self._final = True
             self._keep(item.answer)
-            return encoder.feed(item), completed_data(item.answer, self.message_id)
+            frames = encoder.feed(item)
+            return frames, encoder.document or completed_data(item.answer, self.message_id)
         return encoder.feed(item), None
 
     async def _atake(
         self, encoder: Encoder, item: Item
     ) -> tuple[list[Frame], dict[str, Any] | None]:
         frames, document = self._take(encoder, item)
-        await self._awaited()
+        if self._pending is not None:
+            await self._awaited()
         return frames, document
 
     def _keep(self, answer: CitedAnswer) -> None:
@@ -429,7 +431,8 @@ class Relay(_Reader):
         """The stopped answer's frames and history document (``on_answer`` told first)."""
         answer = self._stopped_answer()
         self._keep(answer)
-        return encoder.cancel(answer), completed_data(answer, self.message_id)
+        frames = encoder.cancel(answer)
+        return frames, encoder.document or completed_data(answer, self.message_id)
 
     async def _astopping(self, encoder: Encoder) -> tuple[list[Frame], dict[str, Any]]:
         frames, document = self._stopping(encoder)

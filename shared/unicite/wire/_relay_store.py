@@ -180,10 +180,25 @@ class _Log:
         self.finish(status, error=error)
 
     def _notify(self) -> None:
-        """Wake every reader (the lock is held)."""
+        """Wake every reader (the lock is held).
+
+        A reader on the loop running here is woken directly; one on another loop through that
+        loop (which costs a wake-up of its thread).
+        """
         self._changed.notify_all()
+        if not self._waiters:
+            return
+        try:
+            here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
         for waiter in list(self._waiters):
             loop, event = waiter
+            if event.is_set():
+                continue
+            if loop is here:
+                event.set()
+                continue
             try:
                 loop.call_soon_threadsafe(event.set)
             except RuntimeError:  # the reader's event loop is closed

@@ -67,12 +67,13 @@ class _Encoder(Encoder):
 
     def final(self, answer: CitedAnswer) -> list[Frame]:
         self.sequence += 1
-        data = completed_data(answer, self.message_id)
+        data = self.document = completed_data(answer, self.message_id)
         return [Frame(dumps(data), event=COMPLETED, id=str(self.sequence))]
 
     def cancelled(self, answer: CitedAnswer) -> list[Frame]:
         self.sequence += 1
-        data = {**completed_data(answer, self.message_id), "type": CANCELLED}
+        self.document = completed_data(answer, self.message_id)
+        data = {**self.document, "type": CANCELLED}
         return [Frame(dumps(data), event=CANCELLED, id=str(self.sequence))]
 
     def error(self, message: str) -> list[Frame]:

@@ -221,9 +221,8 @@ class _Encoder(Encoder):
             frames.extend(self._text(rest) if rest else self._open())
         frames.extend(self._close())
         frames.extend(self._frame(_source_part(source)) for source in answer.sources)
-        frames.append(
-            self._frame({"type": DATA, "data": completed_view_data(view, self.message_id)})
-        )
+        self.document = completed_view_data(view, self.message_id)
+        frames.append(self._frame({"type": DATA, "data": self.document}))
         return frames
 
     def error(self, message: str) -> list[Frame]:
