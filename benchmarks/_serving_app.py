@@ -1,10 +1,10 @@
 """The service the serving benchmark loads: a bare SSE stream and the same answer relayed.
 
 Run by `serving.py` in its own process (``python _serving_app.py PORT``) so that the load
-generator and the server do not share an interpreter. ``/bare`` sends the deltas as
-hand-written SSE events; ``/relay`` sends them through a `unicite.wire.Relay` and
-`relay_response`, as a chat service does; ``/stats`` reports the server's resident memory,
-threads and asyncio tasks.
+generator and the server do not share an interpreter. ``/bare`` sends the deltas and the cited
+message (`unicite.wire.history`) as hand-written SSE events; ``/relay`` sends them through a
+`unicite.wire.Relay` and `relay_response`, as a chat service does; ``/stats`` reports the
+server's resident memory, threads and asyncio tasks.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 import unicite
-from unicite.wire import Relay
+from unicite.wire import Relay, history
 from unicite.wire.starlette import relay_response
 
 DELTAS = 20
@@ -54,7 +54,9 @@ async def _bare() -> AsyncIterator[ServerSentEvent]:
     for n, piece in enumerate(PIECES, start=1):
         await asyncio.sleep(PAUSE)
         yield ServerSentEvent(data=json.dumps({"delta": piece}), event="delta", id=str(n))
-    yield ServerSentEvent(data=json.dumps({"done": True}), event="done")
+    # The cited message last, as any server sending a cited answer does.
+    document = json.dumps(history(ANSWER), ensure_ascii=False)
+    yield ServerSentEvent(data=document, event="completed", id=str(len(PIECES) + 1))
 
 
 @app.get("/bare")
