@@ -43,7 +43,7 @@ def _start(port: int) -> subprocess.Popen[bytes]:
     server = subprocess.Popen(  # noqa: S603 - this folder's own server script
         [sys.executable, str(HERE / "_serving_app.py"), str(port)],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -143,14 +143,19 @@ async def _measure(port: int) -> dict[str, Any]:
     }
 
 
-def run() -> list[Figure]:
+def measure() -> dict[str, Any]:
+    """One load against a server of its own: first-frame times per path, errors, stats."""
     port = _free_port()
     server = _start(port)
     try:
-        result = asyncio.run(_measure(port))
+        return asyncio.run(_measure(port))
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def run() -> list[Figure]:
+    result = measure()
     bare, relay = result["bare"], result["relay"]
     ms = 1000.0
     warm, end = result["warm"], result["end"]
