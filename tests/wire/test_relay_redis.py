@@ -9,9 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +21,7 @@ from typing import Any
 
 import pytest
 from _answers import SOURCES, marked
+from _servers import REDIS_SERVER, redis_server
 
 from unicite import wire
 from unicite.wire import Frame, Relay, RelayStore
@@ -30,48 +29,18 @@ from unicite.wire import Frame, Relay, RelayStore
 redis = pytest.importorskip("redis", reason="unicite[redis] is not installed")
 from unicite.wire.redis import RedisRelayStore  # noqa: E402
 
-SERVER = shutil.which("redis-server")
 WORKER = Path(__file__).with_name("_relay_worker.py")
 PIECES = ["Le viaduc de Millau ", "mesure **343 mètres**", "[1]. ", "Il a été inauguré"]
 BROKE_OFF = "the answer broke off (the worker producing it stopped)"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A redis-server of its own for the session, on loopback, keeping nothing on disk."""
-    if SERVER is None:
+    if REDIS_SERVER is None:
         pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
-    port = _free_port()
-    folder = tmp_path_factory.mktemp("redis")
-    options = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)]
-    server = subprocess.Popen(
-        [SERVER, "--port", str(port), *options],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    client = redis.Redis.from_url(url)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
         yield url
-    finally:
-        client.close()
-        server.terminate()
-        server.wait(10)
 
 
 @pytest.fixture
