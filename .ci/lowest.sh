@@ -81,8 +81,8 @@ core() {
   # The extras are named one by one. Not here: ray, spark and plot, which pull Ray, PySpark
   # (and a JVM to run it) and matplotlib, hundreds of MB tested at their newest in
   # .venv-engines (`make test-engines`).
-  make_env core "pytest hypothesis pytest-recording fastapi opentelemetry-sdk onnx" -- \
-    -e "./shared[openai,anthropic,google,cli,schema,yaml,otel,serve,testing,analytics,nli]"
+  make_env core "pytest hypothesis pytest-recording fastapi uvicorn httpx opentelemetry-sdk onnx" -- \
+    -e "./shared[openai,anthropic,google,cli,schema,yaml,otel,serve,redis,postgres,testing,analytics,nli]"
   # typer 0.15.4 caps click below 8.2, whose CliRunner mixes stderr into stdout: the tests that
   # read the two apart cannot run there (the command itself writes them apart).
   run_tests core tests/core tests/wire tests/providers tests/generation tests/packaging \
