@@ -18,8 +18,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
 ROOT = Path(__file__).parents[1]
 REDIS_SERVER = shutil.which("redis-server")
 
@@ -89,6 +87,8 @@ class ChatWorker:
         wait_until(self._up, f"the chat worker on port {self.port}")
 
     def _up(self) -> bool:
+        import httpx  # the test environments without it do not start workers
+
         if self.process.poll() is not None:
             error = self.process.stderr.read().decode() if self.process.stderr else ""
             raise RuntimeError(f"the chat worker exited: {error[-2000:]}")
