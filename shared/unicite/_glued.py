@@ -98,9 +98,12 @@ _INDEX_AFTER_RE = re.compile(
     r"|[ \t]*=(?!=)"
     r"|[ \t]+[+*/%<>][ \t]"
 )
-# Right before the expression: an assignment or another operator, an opening call
+# Right before the expression: an assignment, a comparison or ``+`` after an operand and before
+# a space (not Markdown's ``**bold**``, a bullet, a table's ``|``, an HTML tag), an opening call
 # (``len(arr[1]``), ``return``.
-_INDEX_BEFORE_RE = re.compile(r"(?:[=+*/%<>!&|^~]|\breturn|[A-Za-z_]\()[ \t]*$")
+_INDEX_BEFORE_RE = re.compile(
+    r"(?:[\w)\]][ \t]*(?:[=!<>+\-*/]?=|\+)[ \t]+|\breturn[ \t]+|[A-Za-z_]\([ \t]*)$"
+)
 
 
 # Programming in the sentence. A word list alone would cite by vocabulary; here it only makes
@@ -221,6 +224,10 @@ def settled(text: str, start: int, end: int, reading: GluedReading | None) -> bo
         return False
     if not reading.ahead:
         return True
+    if reading.reading != "citation":
+        # More text only adds signals of code (a word, an index, an operator): a marker that
+        # reads as no citation once the two characters after it are known stays one.
+        return p + 2 <= len(text)
     _, certain = _sentence_end(text, p)
     return certain
 
@@ -390,6 +397,8 @@ def glued_reading(text: str, start: int) -> GluedReading | None:
         return None
     if _ZERO_RE.search(text, r, p):
         return GluedReading("index", "indexed from 0")
+    if text.startswith("`", p):
+        return GluedReading("index", "inline code closes after it")
     if before == ")":
         return GluedReading("index", "it indexes a call")
     if before in "%\u2030":

@@ -541,7 +541,11 @@ DISTINCT_PAGES = [
 """Pages no two of which are one source."""
 
 PROSE = WORDS.filter(lambda word: word not in ("OpenAI", "x"))
-"""Words a glued marker cites after (not code-like ones, which it may index)."""
+"""Words of the cited sentences (not code-like ones, which a glued marker may index)."""
+GLUED = WORDS.filter(lambda word: not (word.isascii() and word.isalpha() and word.islower()))
+"""Words a glued marker always cites after: names, numbers, other scripts, closing punctuation.
+A plain lowercase word is a citation only where nothing around it reads as code or as another
+language (``café population[1]`` is left uncited), which the generated sentences do not control."""
 
 PLACES = [
     "{words}{markers}.",
@@ -574,7 +578,8 @@ def _out_of_order_text(draw: st.DrawFn, numbers: list[int]) -> str:
         size = draw(st.integers(1, 3))
         run, order = order[:size], order[size:]
         place = draw(st.sampled_from(PLACES))
-        words = " ".join(draw(st.lists(PROSE, min_size=1, max_size=4)))
+        last = GLUED if "{words}{markers}" in place else PROSE
+        words = " ".join([*draw(st.lists(PROSE, max_size=3)), draw(last)])
         lines.append(place.format(words=words, markers="".join(f"[{n}]" for n in run)))
     return draw(st.sampled_from(["\n", "\n\n", " "])).join(lines)
 

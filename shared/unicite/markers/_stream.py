@@ -114,6 +114,7 @@ _NUMBER_SHAPE_RE = re.compile(_NUMBER_SHAPE)
 _DEFINED_NUMBER_RE = re.compile(_NUMBER_SHAPE + r"(?=:[ \t]*<)")
 _GROUP_WINDOW = 3_000  # longer than any marker (an inline link's URL is at most 2,048)
 _GROUP_STEPS = 64
+_GLUED_KEPT = 64  # settled glued markers remembered while the walk may read them again
 
 
 class MarkerStream:
@@ -191,6 +192,8 @@ class MarkerStream:
         self._line_hold = -1
         self._tokens: list[Token] = []  # removable markers whose removal is not settled
         self._found_until = 0
+        # Glued [n] read that more text cannot change, by raw start (tokens at raw offsets).
+        self._glued_read: dict[int, Token] = {}
         self._definitions: list[Definition] = []
         self._regions: list[Region] = []  # settled removals not yet passed
         self._anchor = 0  # a line start where segmenting can restart with the same result
@@ -395,7 +398,7 @@ class MarkerStream:
                 pos = o + 1
                 if o >= outer[1]:
                     outer = (o, e)
-            token = read_token(text, o, e)
+            token = self._read(text, o, e, lo)
             # How a glued [n] that names sources reads may depend on the rest of its sentence.
             if (
                 token is not None
@@ -440,6 +443,28 @@ class MarkerStream:
             elif verdict == "text":
                 self._kept(text, o, e, lo, token)  # code here, perhaps not in the parsed text
         self._walk = self._size
+
+    def _read(self, text: str, o: int, e: int, lo: int) -> Token | None:
+        """`read_token` of the match at ``o..e``, remembered once more text cannot change it.
+
+        A walk held up before a glued ``[n]`` (inline code not closed yet, a sentence not
+        ended) reads it again on the next chunk; a glued marker that reads as no citation is
+        settled (see `unicite._glued.settled`), and is not read again.
+        """
+        known = self._glued_read.get(lo + o)
+        if known is not None and known.end == lo + e:
+            return _shift(known, -lo)
+        token = read_token(text, o, e)
+        if (
+            token is not None
+            and token.indexing
+            and token.glued is not None
+            and glued_settled(text, o, e, token.glued)
+        ):
+            if len(self._glued_read) >= _GLUED_KEPT:
+                self._glued_read.clear()
+            self._glued_read[lo + o] = _shift(token, lo)
+        return token
 
     def _kept(self, text: str, o: int, e: int, lo: int, read: Token | None = None) -> None:
         """Hand the renumbering stage what `renumber` may escape in a match that stays text.
