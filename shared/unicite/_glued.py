@@ -224,10 +224,8 @@ def settled(text: str, start: int, end: int, reading: GluedReading | None) -> bo
         return False
     if not reading.ahead:
         return True
-    if reading.reading != "citation":
-        # More text only adds signals of code (a word, an index, an operator): a marker that
-        # reads as no citation once the two characters after it are known stays one.
-        return p + 2 <= len(text)
+    # Text to come may end a word or a bracket read so far (``list`` may become ``listen``),
+    # either way: the whole sentence is read before the reading stands.
     _, certain = _sentence_end(text, p)
     return certain
 
@@ -270,10 +268,11 @@ def _indexed_nearby(
         if not skip[0] <= k < skip[1] and not (
             k > 0 and (text[k - 1].isalnum() or text[k - 1] in "_.")
         ):
+            # Read no further than `hi`: a stream and the whole text then see the same window.
             bracket = k + len(name)
-            if any_index or _NUMERIC_RE.match(text, bracket) is None:
+            if any_index or _NUMERIC_RE.match(text, bracket, hi) is None:
                 return True
-            if _ZERO_RE.search(text, bracket, bracket + 3):
+            if _ZERO_RE.search(text, bracket, min(hi, bracket + 3)):
                 return True
         k = text.find(key, k + 1, hi)
     return False

@@ -144,11 +144,18 @@ def test_renumbered_live_text_carries_the_final_numbers() -> None:
 
 
 def test_the_stream_waits_for_the_rest_of_the_sentence_only_when_it_decides() -> None:
+    # "Paris[1] is list" may go on as "listen": a word is read once the sentence ended.
+    stream = MarkerStream(SOURCES, renumber=False)
+    stream.feed("Paris[1] is in the list")
+    assert "[1]" not in stream.text
+    stream.feed("en to it. ")
+    stream.close()
+    assert len(stream.answer.citations) == 1
     # A lowercase word at the end of a clause is a citation unless code follows in the sentence.
     stream = MarkerStream(SOURCES, renumber=False)
     assert stream.feed("Read data[1], ") == "Read data"
-    # "array" reads as code: more text could only add code, so the bracket is text for good.
-    assert stream.feed("then sum the array.") == "[1], then sum the array."
+    # Its sentence has not ended (more text may yet end a word): the bracket waits.
+    assert stream.feed("then sum the array.") == ""
     stream.close()
     assert stream.answer.citations == []
     stream = MarkerStream(SOURCES, renumber=False)
