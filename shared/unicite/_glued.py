@@ -363,6 +363,22 @@ def _expr_start(text: str, lo: int, word_start: int) -> int:
     return start
 
 
+def _code_shape(core: str) -> str | None:
+    """What makes a word look like a name from code (``x``, ``row_2``, ``myList``, ``dp``)."""
+    if len(core) == 1 and core.islower():
+        return "a one-letter name"
+    if "_" in core:
+        return "a snake_case name"
+    if _LOWER_CAMEL_RE.match(core):
+        return "a camelCase name"
+    if core.islower() and "-" not in core:
+        if any(ch.isdigit() for ch in core):
+            return "a lowercase name with digits"
+        if not any(ch in _VOWELS for ch in core):
+            return "an abbreviated name"
+    return None
+
+
 def _quantity_before(text: str, lo: int, pos: int) -> bool:
     """Whether a quantity ends right before `pos`: a number, then at most two unit words."""
     m = _QUANTITY_RE.search(text, lo, pos)
@@ -421,19 +437,9 @@ def glued_reading(text: str, start: int) -> GluedReading | None:
             return GluedReading(reading, f"an attribute ({expr!r})")
         core = (expr if "-" in expr else word).strip("_") or word
         quantity = _quantity_before(text, max(line, expr_start - 64), expr_start)
-        if quantity:
-            pass
-        elif len(core) == 1 and core.islower():
-            return GluedReading("index", f"a one-letter name ({core!r})")
-        elif "_" in core:
-            return GluedReading("index", f"a snake_case name ({core!r})")
-        elif _LOWER_CAMEL_RE.match(core):
-            return GluedReading("index", f"a camelCase name ({core!r})")
-        elif core.islower() and "-" not in core:
-            if any(ch.isdigit() for ch in core):
-                return GluedReading("index", f"a lowercase name with digits ({core!r})")
-            if not any(ch in _VOWELS for ch in core):
-                return GluedReading("index", f"an abbreviated name ({core!r})")
+        shape = None if quantity else _code_shape(core)
+        if shape is not None:
+            return GluedReading("index", f"{shape} ({core!r})")
     else:
         core, quantity = word, False
     name = not foreign and not quantity and not core.islower()
