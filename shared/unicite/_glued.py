@@ -83,7 +83,6 @@ _NOT_UNITS = _words(
 _RANGE_RE = re.compile("\\d+(?:[.,]\\d+)*(?:[\\-\u2013]\\d+(?:[.,]\\d+)*)?")
 _VERSION_RE = re.compile(r"\d\.\d+$")
 _EXPR_SPAN = 100  # how far before its last word an expression is read
-_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 _LOWER_CAMEL_RE = re.compile(r"[a-z]{2,}[A-Z]")
 _VOWELS = frozenset("aeiouyAEIOUY")
 # A sentence ends at one of these followed by white space or the end; a line break ends it too.
