@@ -2,7 +2,8 @@
 
 The recordings are vcrpy cassettes in this project's YAML format: plain YAML, JSON bodies
 stored parsed (``parsed_body``) so a reviewer reads exactly which citations the provider
-returned, server-sent-event bodies as literal text blocks, and only the headers a replay needs:
+returned, server-sent-event bodies as literal text blocks, AWS event streams (Bedrock's
+``ConverseStream``) as the list of their messages, and only the headers a replay needs:
 keys, cookies, organisation/project ids and tracking headers never reach the file.
 
 `replay` plays a cassette for every HTTP request made while it is entered (``httpx``,
@@ -27,6 +28,8 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import struct
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import cache
@@ -99,6 +102,116 @@ def _is_json(headers: dict[str, Any]) -> bool:
     return False
 
 
+_EVENTSTREAM = "application/vnd.amazon.eventstream"
+"""AWS's binary event-stream framing (Bedrock ``ConverseStream``, ``RetrieveAndGenerateStream``)."""
+_STANDARD_HEADERS = frozenset({":event-type", ":exception-type", ":message-type", ":content-type"})
+
+
+def _content_type(headers: dict[str, Any]) -> str:
+    for key, value in headers.items():
+        if key.lower() == "content-type":
+            values = value if isinstance(value, list) else [value]
+            return " ".join(str(v) for v in values)
+    return ""
+
+
+def _event_frame(headers: dict[str, str], payload: bytes) -> bytes:
+    """One AWS event-stream message: prelude, string headers, payload, CRC32 checksums."""
+    encoded = b"".join(
+        struct.pack(">B", len(name.encode()))
+        + name.encode()
+        + struct.pack(">BH", 7, len(value.encode()))
+        + value.encode()
+        for name, value in headers.items()
+    )
+    total = 16 + len(encoded) + len(payload)
+    prelude = struct.pack(">II", total, len(encoded))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    message = prelude + encoded + payload
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def _event_header(data: bytes, at: int) -> tuple[str, object, int]:
+    """One header of an event-stream message at `at`: name, value, where the next starts."""
+    size = data[at]
+    name = data[at + 1 : at + 1 + size].decode()
+    at += 1 + size
+    kind = data[at]
+    at += 1
+    fixed = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
+    if kind in (6, 7):
+        (length,) = struct.unpack_from(">H", data, at)
+        raw = data[at + 2 : at + 2 + length]
+        return name, raw.decode() if kind == 7 else raw.hex(), at + 2 + length
+    if kind not in fixed:
+        raise ValueError(f"event-stream header {name!r} has unknown value type {kind}")
+    width = fixed[kind]
+    value: object = kind == 0 if kind in (0, 1) else data[at : at + width].hex()
+    return name, value, at + width
+
+
+def _events(body: bytes) -> list[dict[str, Any]]:
+    """An event-stream body as reviewable entries: event type, payload (parsed when JSON)."""
+    events = []
+    at = 0
+    while at < len(body):
+        total, header_length = struct.unpack_from(">II", body, at)
+        headers: dict[str, object] = {}
+        cursor, end = at + 12, at + 12 + header_length
+        while cursor < end:
+            name, value, cursor = _event_header(body, cursor)
+            headers[name] = value
+        raw = body[end : at + total - 4]
+        entry: dict[str, Any] = {}
+        if headers.get(":message-type") == "exception":
+            entry["exception"] = headers.get(":exception-type")
+        else:
+            entry["event"] = headers.get(":event-type")
+        extra = {k: v for k, v in headers.items() if k not in _STANDARD_HEADERS}
+        if extra:
+            entry["headers"] = extra
+        try:
+            entry["payload"] = json.loads(raw) if raw else {}
+        except ValueError:
+            entry["payload_text"] = raw.decode("utf-8", "replace")
+        events.append(entry)
+        at += total
+    return events
+
+
+def _event_body(events: list[dict[str, Any]]) -> bytes:
+    """The event-stream body the reviewable entries of `_events` stand for."""
+    frames = []
+    for entry in events:
+        if "exception" in entry:
+            headers = {
+                ":exception-type": str(entry["exception"]),
+                ":content-type": "application/json",
+                ":message-type": "exception",
+            }
+        else:
+            headers = {
+                ":event-type": str(entry["event"]),
+                ":content-type": "application/json",
+                ":message-type": "event",
+            }
+        headers.update({str(k): str(v) for k, v in (entry.get("headers") or {}).items()})
+        if "payload_text" in entry:
+            payload = str(entry["payload_text"]).encode()
+        else:
+            payload = json.dumps(entry.get("payload", {}), ensure_ascii=False).encode()
+        frames.append(_event_frame(headers, payload))
+    return b"".join(frames)
+
+
+def _body_bytes(body: Any) -> bytes | None:
+    if isinstance(body, dict):
+        body = body.get("string")
+    if isinstance(body, str):
+        return body.encode()
+    return body if isinstance(body, bytes) else None
+
+
 def _body_text(body: Any) -> str | None:
     if isinstance(body, dict):
         body = body.get("string")
@@ -111,7 +224,9 @@ def serialize(cassette: dict[str, Any]) -> str:
     """A vcrpy cassette as this format's YAML text (vcrpy's serializer interface).
 
     Only the headers in `KEEP_REQUEST_HEADERS` and `KEEP_RESPONSE_HEADERS` are kept; a body
-    with a JSON content type is stored parsed, under ``parsed_body``; any other as text.
+    with a JSON content type is stored parsed, under ``parsed_body``; an AWS event-stream
+    body (``application/vnd.amazon.eventstream``) as its messages, under ``events``; any other
+    as text.
     """
     interactions = []
     for item in cassette["interactions"]:
@@ -119,6 +234,10 @@ def serialize(cassette: dict[str, Any]) -> str:
         request["headers"] = _headers(request.get("headers") or {}, KEEP_REQUEST_HEADERS)
         response["headers"] = _headers(response.get("headers") or {}, KEEP_RESPONSE_HEADERS)
         for part in (request, response):
+            if _EVENTSTREAM in _content_type(part["headers"]):
+                raw = _body_bytes(part.pop("body", None)) or b""
+                part["events"] = _events(raw)
+                continue
             text = _body_text(part.pop("body", None))
             if text and _is_json(part["headers"]):
                 try:
@@ -138,14 +257,19 @@ def serialize(cassette: dict[str, Any]) -> str:
 def deserialize(text: str) -> dict[str, Any]:
     """This format's YAML text as a vcrpy cassette (vcrpy's serializer interface).
 
-    A response without a ``status`` is a ``200 OK``; ``parsed_body`` becomes the JSON body.
+    A response without a ``status`` is a ``200 OK``; ``parsed_body`` becomes the JSON body;
+    ``events`` (an AWS event-stream body: one entry per message, ``event`` or ``exception``
+    naming its type, ``payload`` its JSON) becomes the binary body they are framed as.
     """
     data: dict[str, Any] = _import("yaml").safe_load(text)
     for item in data["interactions"]:
         request, response = item["request"], item["response"]
         for part in (request, response):
+            body: str | bytes | None
             if "parsed_body" in part:
                 body = json.dumps(part.pop("parsed_body"), ensure_ascii=False)
+            elif "events" in part:
+                body = _event_body(part.pop("events") or [])
             else:
                 body = part.pop("body", None)
             if part is response:

@@ -114,6 +114,99 @@ def test_multiline_text_bodies_are_literal_blocks() -> None:
     assert testing.deserialize(text)["interactions"][0]["response"]["body"]["string"] == stream
 
 
+def _eventstream_cassette(body: bytes) -> dict[str, Any]:
+    return {
+        "interactions": [
+            {
+                "request": {"method": "POST", "uri": URL, "body": None, "headers": {}},
+                "response": {
+                    "status": {"code": 200, "message": "OK"},
+                    "headers": {"content-type": ["application/vnd.amazon.eventstream"]},
+                    "body": {"string": body},
+                },
+            }
+        ]
+    }
+
+
+def test_aws_event_streams_are_kept_as_their_messages() -> None:
+    pytest.importorskip("yaml")
+    eventstream = pytest.importorskip("botocore.eventstream")
+    text = """\
+interactions:
+- request:
+    method: POST
+    uri: https://bedrock-runtime.eu-west-3.amazonaws.com/model/m/converse-stream
+  response:
+    headers:
+      content-type: application/vnd.amazon.eventstream
+    events:
+    - event: contentBlockDelta
+      payload: {contentBlockIndex: 0, delta: {text: "Grüezi 東京 ☕"}}
+    - event: messageStop
+      headers: {x-amzn-trace: "7"}
+      payload: {stopReason: end_turn}
+    - exception: throttlingException
+      payload: {message: "Trop de requêtes"}
+version: 1
+"""
+    body = testing.deserialize(text)["interactions"][0]["response"]["body"]["string"]
+    # botocore's own decoder checks the prelude and message checksums and reads the headers.
+    buffer = eventstream.EventStreamBuffer()
+    buffer.add_data(body)
+    messages = [(m.headers, json.loads(m.payload)) for m in buffer]
+    assert messages == [
+        (
+            {
+                ":event-type": "contentBlockDelta",
+                ":content-type": "application/json",
+                ":message-type": "event",
+            },
+            {"contentBlockIndex": 0, "delta": {"text": "Grüezi 東京 ☕"}},
+        ),
+        (
+            {
+                ":event-type": "messageStop",
+                ":content-type": "application/json",
+                ":message-type": "event",
+                "x-amzn-trace": "7",
+            },
+            {"stopReason": "end_turn"},
+        ),
+        (
+            {
+                ":exception-type": "throttlingException",
+                ":content-type": "application/json",
+                ":message-type": "exception",
+            },
+            {"message": "Trop de requêtes"},
+        ),
+    ]
+    # Saved again, the body is the same messages, and reads back to the same bytes.
+    saved = testing.serialize(_eventstream_cassette(body))
+    assert "payload_text" not in saved
+    assert "Grüezi 東京 ☕" in saved
+    again = testing.deserialize(saved)["interactions"][0]["response"]["body"]["string"]
+    assert again == body
+
+
+def test_an_event_stream_payload_that_is_not_json_is_kept_as_text() -> None:
+    pytest.importorskip("yaml")
+    text = """\
+interactions:
+- request: {method: POST, uri: https://example.org/}
+  response:
+    headers: {content-type: application/vnd.amazon.eventstream}
+    events:
+    - event: chunk
+      payload_text: "not json: ☕"
+version: 1
+"""
+    body = testing.deserialize(text)["interactions"][0]["response"]["body"]["string"]
+    saved = testing.serialize(_eventstream_cassette(body))
+    assert "payload_text: 'not json: ☕'" in saved
+
+
 def test_tests_register_the_same_format() -> None:
     sys.path.insert(0, str(Path(__file__).parents[1]))
     try:
