@@ -13,7 +13,14 @@ server-sent-event log into the events `StreamCollector.feed` takes.
 from unicite._data import to_plain as to_data
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
-from unicite.providers._capabilities import Capabilities, LLMKind, capabilities, llm_kind
+from unicite.providers._capabilities import (
+    FAMILIES,
+    Capabilities,
+    Family,
+    LLMKind,
+    capabilities,
+    llm_kind,
+)
 from unicite.providers._extract import (
     PROVIDER_NAMES,
     StreamCollector,
@@ -28,10 +35,12 @@ from unicite.providers._sse import iter_sse, looks_like_sse
 
 __all__ = [
     "BUILTIN_PROVIDERS",
+    "FAMILIES",
     "PROVIDER_NAMES",
     "AnswerBuilder",
     "Capabilities",
     "CitationEvent",
+    "Family",
     "LLMKind",
     "Provider",
     "RebuildingStream",
