@@ -21,7 +21,7 @@ from unicite.exceptions import GroundingRequiredError, UsageError
 from unicite.markers import MarkerStyle, ParseStyle, parse_markers, renumber
 from unicite.model import Citation, CitedAnswer, Source
 from unicite.providers import extract
-from unicite.sources import SourceLedger, as_source, page_key, shown_numbers
+from unicite.sources import SourceLedger, as_source, from_tool_output, page_key, shown_numbers
 
 __all__ = [
     "AttributeOption",
@@ -170,7 +170,8 @@ def cite(
     Args:
         answer: Text, a provider response (object, dict, bytes, events), or a `CitedAnswer`.
         sources: What the model was shown: `Source` objects or dicts in prompt order, a
-            `SourceLedger`, or a map from the numbers shown to sources.
+            `SourceLedger`, a map from the numbers shown to sources, or a Bedrock Knowledge
+            Bases ``Retrieve`` response (its results in their order).
         policy: A `CitePolicy`; defaults to ``CitePolicy()``.
         **options: `CitePolicy` fields overriding ``policy``'s (all but ``sources``, whose
             name the argument above takes: set it with ``policy=CitePolicy(sources="all")``).
@@ -230,6 +231,9 @@ def _table(sources: object) -> list[Source] | SourceLedger | dict[int, Source]:
     if isinstance(sources, (str, bytes)):
         raise UsageError("sources must be Source objects or dicts, not a string")
     if isinstance(sources, Mapping):
+        if isinstance(sources.get("retrievalResults"), list):
+            # A knowledge base's Retrieve response: its results, numbered in its order.
+            return from_tool_output("retrieve", sources)
         return shown_numbers(sources) or {}
     if not isinstance(sources, Iterable):
         raise UsageError(f"sources must be an iterable of sources, got {type(sources).__name__}")

@@ -2,6 +2,7 @@
 
 from unicite.sources._digest import build_digest, estimate_tokens
 from unicite.sources._filter import filter_content
+from unicite.sources._knowledge_bases import bedrock_kb_source
 from unicite.sources._ledger import (
     SourceLedger,
     as_source,
@@ -30,6 +31,7 @@ __all__ = [
     "SourceLedger",
     "as_source",
     "asearch",
+    "bedrock_kb_source",
     "build_digest",
     "current_ledger",
     "default_registry",

@@ -22,6 +22,7 @@ from unicite.sources._decode import (
     as_data,
     dicts,
 )
+from unicite.sources._knowledge_bases import bedrock_kb_documents
 
 __all__ = ["path_title", "retrieved_documents"]
 
@@ -86,12 +87,17 @@ def _rag_item(item: Mapping[str, Any], rank: int | None, call: ToolCall) -> Sour
     """A retrieved chunk as a source; False when `item` is neither shape.
 
     LangChain ``Document``: ``page_content`` + ``metadata.source/url/title/page`` (also in its
-    serialized ``{"lc": 1, "kwargs": ...}`` form). LlamaIndex node or ``NodeWithScore``:
-    ``text`` (or ``text_resource.text``) + ``metadata`` + ``score``.
+    serialized ``{"lc": 1, "kwargs": ...}`` form); those of ``AmazonKnowledgeBasesRetriever``
+    (``metadata.location`` / ``source_metadata``) as `bedrock_kb_documents` reads them.
+    LlamaIndex node or ``NodeWithScore``: ``text`` (or ``text_resource.text``) + ``metadata``
+    + ``score``.
     """
     if item.get("lc") == 1 and isinstance(item.get("kwargs"), Mapping):
         item = item["kwargs"]
     if "page_content" in item:
+        bedrock = bedrock_kb_documents(item, rank, call)
+        if bedrock is not False:
+            return bedrock
         return _document(item, rank, call, text=first_str(item, "page_content"), score=None)
     node = _node_of(item)
     if node is None:

@@ -44,6 +44,7 @@ from unicite.sources._decode import (
     read_error,
 )
 from unicite.sources._documents import path_title, retrieved_documents
+from unicite.sources._knowledge_bases import bedrock_kb_results
 from unicite.sources._pages import (
     fetched_text,
     firecrawl_jina,
@@ -319,6 +320,7 @@ def seed_rows(data: Any, call: ToolCall) -> list[Source] | None:
 
 _DATA_READERS: tuple[Reader, ...] = (
     seed_rows,
+    bedrock_kb_results,
     answer_with_citations,
     brave,
     bing,
@@ -471,7 +473,7 @@ NAMED_READERS: dict[str, tuple[str, Reader]] = {
     ),
     "documents": (
         r"retriev|vector|(?<![a-z])rag(?![a-z])|knowledge|search_?docs|docs?_search|query_engine",
-        _named(retrieved_documents),
+        _named(bedrock_kb_results, retrieved_documents),
     ),
     "wikipedia": (r"wiki", _named(wikipedia_named)),
     "duckduckgo": (r"duckduckgo|(?<![a-z])ddg(?![a-z])", _named(_text_reader(duckduckgo_text))),
