@@ -35,7 +35,15 @@ def test_caller_mistakes_are_usage_errors() -> None:
 
 
 def test_provider_names_and_aliases() -> None:
-    assert set(PROVIDER_NAMES) == {"openai", "anthropic", "gemini", "perplexity", "cohere"}
+    assert set(PROVIDER_NAMES) == {
+        "openai",
+        "anthropic",
+        "gemini",
+        "perplexity",
+        "azure",
+        "cohere",
+        "bedrock",
+    }
     assert extract({}, provider="vertex").provider == "gemini"
     assert extract({}, provider="Google").provider == "gemini"
     assert detect_provider({"nothing": True}) is None

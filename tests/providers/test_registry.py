@@ -130,6 +130,7 @@ def test_the_built_ins_come_first_in_their_documented_order() -> None:
         ("anthropic", None),
         ("gemini", None),
         ("cohere", None),
+        ("bedrock", "converse"),
     ]
     assert set(PROVIDER_NAMES) == {name for name, _ in names}
 

@@ -30,7 +30,7 @@ __all__ = [
 
 logger = logging.getLogger("unicite")
 
-PROVIDER_NAMES = ("openai", "anthropic", "gemini", "perplexity", "cohere")
+PROVIDER_NAMES = ("openai", "anthropic", "gemini", "perplexity", "azure", "cohere", "bedrock")
 """Names of the built-in providers, accepted by ``provider=`` with those of registered ones;
 ``"google"`` and ``"vertex"`` are aliases of ``"gemini"``, ``"claude"`` of ``"anthropic"``."""
 

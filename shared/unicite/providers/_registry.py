@@ -7,6 +7,9 @@ import threading
 from unicite.exceptions import UsageError
 from unicite.providers._base import Provider
 from unicite.providers.anthropic import ANTHROPIC
+from unicite.providers.azure import AZURE_ON_YOUR_DATA
+from unicite.providers.bedrock import BEDROCK_CONVERSE
+from unicite.providers.bedrock_kb import BEDROCK_KNOWLEDGE_BASES
 from unicite.providers.cohere import COHERE
 from unicite.providers.gemini import GEMINI
 from unicite.providers.openai import OPENAI_CHAT, OPENAI_RESPONSES
@@ -17,10 +20,13 @@ __all__ = ["BUILTIN_PROVIDERS", "register", "registered", "unregister"]
 BUILTIN_PROVIDERS: tuple[Provider, ...] = (
     OPENAI_RESPONSES,
     PERPLEXITY,
+    AZURE_ON_YOUR_DATA,
     OPENAI_CHAT,
     ANTHROPIC,
     GEMINI,
     COHERE,
+    BEDROCK_CONVERSE,
+    BEDROCK_KNOWLEDGE_BASES,
 )
 """The built-in readers, in their detection order."""
 
@@ -40,8 +46,9 @@ def register(provider: Provider, *, before: str | None = None) -> None:
     it. The order is deterministic:
 
     1. the built-in readers, registered at import in this order: OpenAI Responses, Perplexity,
-       OpenAI Chat Completions, Anthropic, Gemini, Cohere (Perplexity before Chat Completions:
-       its answers are Chat Completions with extra fields);
+       Azure OpenAI On Your Data, OpenAI Chat Completions, Anthropic, Gemini, Cohere, Bedrock
+       Converse, Bedrock Knowledge Bases (Perplexity and Azure On Your Data before Chat
+       Completions: their answers are Chat Completions with extra fields);
     2. then the providers the application registers, in the order it registers them.
 
     A provider whose ``name`` and ``api`` (case-insensitive name) equal a registered reader's
