@@ -33,6 +33,7 @@ __all__ = [
     "Token",
     "cached_when_short",
     "code_spans",
+    "doc_index_before",
     "expand_ranges",
     "footnote_number",
     "glued_reading",
@@ -60,6 +61,9 @@ _NUMERIC_SHAPES = (
     r"\[\[" + _NUMS + r"\]\](?:" + _URL_PARENS + ")?"
     r"|\[" + _NUMS + r"\](?!\()(?!:[ \t]*(?:[A-Za-z][A-Za-z0-9+.\-]{0,20}://|www\.|<))"
 )
+# Azure OpenAI On Your Data's ``[doc1]``: lowercase ``doc`` and a number, glued to the word
+# before it or not, never running on into a word (``[doc1]s``).
+_DOCS = r"\[doc\d{1,4}\](?![A-Za-z0-9_])"
 _SUP_GUARD = r"(?<![0-9])(?<!(?<![A-Za-z])[A-Za-z])(?<!(?<![A-Za-z])[A-Za-z]{2})"
 _SUP = r"<(?i:sup)\b[^<>\n]{0,200}>(?:[^<\n]|<(?!/(?i:sup)>)){1,200}</(?i:sup)>"
 # A <sup> that says it is a citation is one wherever it stands, even after a digit.
@@ -85,6 +89,7 @@ MARKER_RE = re.compile(
     + "|".join(
         (
             f"{_IDENT_GUARD}(?:{_NUMERIC_SHAPES})",
+            f"{_IDENT_GUARD}{_DOCS}",
             _CITE_SUP,
             f"{_SUP_GUARD}{_SUP}",
             *_OTHER_SHAPES,
@@ -93,7 +98,7 @@ MARKER_RE = re.compile(
     + ")"
 )
 """Citation markers: ``[1]``, ``[1, 2]``, ``[2-4]``, ``[^1]``, ``[[S:1,3]]``, ``【4:0†source】``,
-``<sup>…</sup>`` and parenthesised inline links ``([site](url))``.
+Azure's ``[doc1]``, ``<sup>…</sup>`` and parenthesised inline links ``([site](url))``.
 
 Numeric brackets followed by ``(`` (link text) or used as a reference definition
 (``[1]: https://…``) do not match; `marker_spans` also drops matches inside inline code and
@@ -102,10 +107,13 @@ bracket markers glued to a ``]`` that does not end a marker (``a[1][2]``, ``[tex
 Models often glue markers to words (``France[1]``, ``OpenAI[1]``, ``CO2[1]``), and answers about
 code glue indexes the same way (``arr[2]``): `glued_reading` tells them apart, and a glued
 marker is a citation only when it reads as one and its numbers name given sources
-(see `Token.glued`).
+(see `Token.glued`). A ``[doc1]`` glued to a word is a citation (Azure writes them so,
+``challenges[doc2].``) unless the name before it reads as code (`doc_index_before`).
 """
 
-MARKER_SHAPE_RE = re.compile("|".join((_NUMERIC_SHAPES, _CITE_SUP, _SUP, *_OTHER_SHAPES)))
+MARKER_SHAPE_RE = re.compile(
+    "|".join((_NUMERIC_SHAPES, _DOCS, _CITE_SUP, _SUP, *_OTHER_SHAPES))
+)
 """`MARKER_RE` without its look-behind guards: the marker that starts at a given position."""
 
 URL_PARENS_PREFIX = r"\((?:[^()\s]|\([^()\s]{0,300}\)){0,2048}(?:\([^()\s]{0,300})?"
@@ -193,6 +201,33 @@ def _glued_before(text: str, a: int) -> bool:
     return before.isalnum() or before in "_)%\u2030]"
 
 
+_DOC_NAME_RE = re.compile(r"[A-Za-z0-9_]{1,80}$")
+_LOWER_CAMEL_RE = re.compile(r"[a-z][a-z0-9]*[A-Z]")
+
+
+def doc_index_before(text: str, a: int) -> bool:
+    """Whether the ``[docN]`` at `a` indexes a name from code rather than cites.
+
+    Azure glues its markers to words (``challenges[doc2].``), so a plain word before one is
+    prose; a snake_case or lower camelCase name (``my_docs[doc1]``, ``myDocs[doc1]``) or an
+    attribute (``self.docs[doc1]``) is code. Reads only the text before the bracket.
+    """
+    m = _DOC_NAME_RE.search(text, max(0, a - 80), a)
+    if m is None:
+        return False
+    name = m.group()
+    if "_" in name or _LOWER_CAMEL_RE.match(name) is not None:
+        return True
+    k = m.start()
+    # An attribute: a name after a ``.`` that ends a name or a call (not ``3.12`` nor ``docs.``).
+    return (
+        not name[0].isdigit()
+        and k >= 2
+        and text[k - 1] == "."
+        and (text[k - 2].isalpha() or text[k - 2] in "_)]")
+    )
+
+
 def marker_spans(
     text: str,
     lo: int,
@@ -220,9 +255,12 @@ def marker_spans(
             continue
         if in_url(text, a):
             continue
-        if not indexing and _glued_before(text, a) and text[a + 1 : a + 2].isdigit():
-            reading = glued_reading(text, a)
-            if reading is not None and reading.reading != "citation":
+        if not indexing and _glued_before(text, a):
+            if text[a + 1 : a + 2].isdigit():
+                reading = glued_reading(text, a)
+                if reading is not None and reading.reading != "citation":
+                    continue
+            elif text.startswith("[doc", a) and doc_index_before(text, a):
                 continue
         # After "]" only a marker continues a marker run: not a[1][2] nor [text][1].
         if a > lo and text[a - 1] == "]" and text[a] == "[" and (not out or out[-1][1] != a):
@@ -233,13 +271,17 @@ def marker_spans(
 
 # --- one marker ---------------------------------------------------------------------------------
 
-MarkerKind = Literal["brackets", "sids", "sup", "footnotes", "assistant", "links", "usage"]
-"""What one marker is; ``"usage"`` is a ``[[USAGE:1,3]]`` declaration, not a citation."""
+MarkerKind = Literal[
+    "brackets", "sids", "sup", "footnotes", "assistant", "docs", "links", "usage"
+]
+"""What one marker is; ``"docs"`` is Azure's ``[doc1]``; ``"usage"`` is a ``[[USAGE:1,3]]``
+declaration, not a citation."""
 
 _NUMBER_RE = re.compile(r"\d+")
 _SEPARATOR_RE = re.compile(r"[ \t]*([,\u2013\-])[ \t]*")
 _NUMS_RE = re.compile(_NUMS)
 _SINGLE_RE = re.compile(r"\[(" + _NUMS + r")\]")
+_DOC_RE = re.compile(r"\[doc(\d{1,4})\]")
 _DOUBLE_RE = re.compile(
     r"\[\[(?:([A-Za-z_][\w\-]{0,15}):[ \t]*)?(" + _NUMS + r")\]\](?:\((.*)\))?",
     re.DOTALL,
@@ -254,7 +296,7 @@ _SUP_OPEN_RE = re.compile(r"<sup\b([^<>]*)>(.*)</sup>", re.IGNORECASE | re.DOTAL
 _SIDS_ATTR_RE = re.compile(r"""\bdata-sids?\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
 _TAG_RE = re.compile(r"<[^<>]*>")
 _YEAR_LO, _YEAR_HI = 1000, 2999
-_NUMBERED_KINDS = frozenset(("brackets", "sids", "sup", "footnotes"))
+_NUMBERED_KINDS = frozenset(("brackets", "sids", "sup", "footnotes", "docs"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,6 +437,8 @@ def read_token(text: str, start: int, end: int) -> Token | None:
         return _numeric(start, end, kind, spec, urls=urls, prefix=name)
     if head == "\u3010" or "\u2020" in marker:
         return _read_assistant(marker, start, end)
+    if marker.startswith("[doc"):
+        return _read_doc(text, start, end)
     m = _SINGLE_RE.fullmatch(marker)
     if m is None:
         return None
@@ -404,6 +448,21 @@ def read_token(text: str, start: int, end: int) -> Token | None:
         if reading is not None:
             indexing = reading.reading != "citation"
             return replace(token, glued=reading, indexing=indexing)
+    return token
+
+
+_DOC_INDEX = GluedReading("index", "a name from code before it")
+
+
+def _read_doc(text: str, start: int, end: int) -> Token | None:
+    """Azure's ``[docN]``: document N of the answer's citations (from 1)."""
+    m = _DOC_RE.fullmatch(text, start, end)
+    if m is None:
+        return None
+    number = int(m.group(1))
+    token = Token(start, end, "docs", ranges=((number, number),))
+    if _glued_before(text, start) and doc_index_before(text, start):
+        return replace(token, glued=_DOC_INDEX, indexing=True)
     return token
 
 

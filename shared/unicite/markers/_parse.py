@@ -53,11 +53,13 @@ plain text, or a `CitationError`. Either of the first two records a diagnostic."
 
 _ON_INVALID = ("drop", "keep", "raise")
 _ALL_KINDS: frozenset[MarkerKind] = frozenset(
-    ("brackets", "sids", "sup", "footnotes", "assistant", "links")
+    ("brackets", "sids", "sup", "footnotes", "assistant", "docs", "links")
 )
 # Links and footnote references are content (a working link; a label whose definition may come
 # later), so they stay in the text even when they name no source.
-_REMOVABLE_KINDS: frozenset[MarkerKind] = frozenset(("brackets", "sids", "sup", "assistant"))
+_REMOVABLE_KINDS: frozenset[MarkerKind] = frozenset(
+    ("brackets", "sids", "sup", "assistant", "docs")
+)
 _GENERIC_LABELS = frozenset(("", "source", "sources"))
 _CLOSING = frozenset(
     ".,;:!?)]}\"'\u2026\u3002\uff0c\uff1b\uff1a\uff01\uff1f\u3001\uff09\u300d\u300f"
@@ -400,6 +402,9 @@ def parse_markers(
     - ``"assistant"``: OpenAI-assistant ``【4:0†source】``: the name after ``†`` when it is a
       source's title or file name, else the last number, counted from 0 like the tool's
       search results (whatever ``base`` says);
+    - ``"docs"``: Azure OpenAI On Your Data's ``[doc1]``, ``[doc1][doc2]``: the number counts
+      from 1 like ``[1]`` (glued to a word or not; after a name from code, ``my_docs[doc1]``,
+      it is text);
     - ``"links"``: inline links in parentheses, ``([site](url))``, matched to sources by
       normalized URL.
 

@@ -259,6 +259,8 @@ def _rewritten(marker: str, numbers: tuple[int, ...]) -> str | None:
     listed = _listed(numbers, first.separator, ranged=first.ranged)
     if kind == "sids":
         return f"[[{first.prefix}:{listed}]]"
+    if kind == "docs":
+        return "".join(f"[doc{n}]" for n in numbers)
     if first.prefix == "[[":
         if len(tokens) == 1 and len(numbers) == 1 and first.urls:
             return f"[[{numbers[0]}]]({first.urls[0]})"

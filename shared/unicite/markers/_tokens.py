@@ -32,7 +32,9 @@ __all__ = [
     "shown",
 ]
 
-ParseStyle = Literal["auto", "brackets", "sids", "sup", "footnotes", "assistant", "links"]
+ParseStyle = Literal[
+    "auto", "brackets", "sids", "sup", "footnotes", "assistant", "docs", "links"
+]
 """Which markers `parse_markers` reads: every style (``"auto"``) or one of them."""
 
 PARSE_STYLES: tuple[str, ...] = (
@@ -42,6 +44,7 @@ PARSE_STYLES: tuple[str, ...] = (
     "sup",
     "footnotes",
     "assistant",
+    "docs",
     "links",
 )
 

@@ -16,13 +16,12 @@ Two shapes:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from unicite._marker_syntax import read_token
-from unicite._segment import claim_spans, find_markers
 from unicite.providers._base import Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
+from unicite.providers._marker_cites import cite_markers
 
 __all__ = ["AGENT_ITEMS", "PERPLEXITY", "PerplexityProvider", "agent_response"]
 
@@ -106,66 +105,6 @@ def _perplexity_result(
     )
 
 
-_MAX_RANGE = 100
-"""Numbers one marker may expand to (``[1-100]``); longer ranges are read as a mistake."""
-
-
-def _marker_groups(
-    text: str, builder: AnswerBuilder
-) -> list[tuple[int, int, list[tuple[int, int]]]]:
-    """Runs of adjacent numeric markers: ``(start, end, [(number, marker start), ...])``.
-
-    Lists and ranges (``[1, 3]``, ``[2-4]``) expand to every number they name.
-    """
-    groups: list[tuple[int, int, list[tuple[int, int]]]] = []
-    for start, end in find_markers(text):
-        token = read_token(text, start, end)
-        if token is None or token.kind != "brackets" or token.prefix is not None:
-            continue
-        for problem in token.problems:
-            builder.note(f"marker {text[start:end]} at {start}: {problem}")
-        numbers: list[tuple[int, int]] = []
-        for first, last in token.ranges:
-            if last - first >= _MAX_RANGE:
-                builder.note(
-                    f"marker {text[start:end]} at {start}: range {first}-{last} is too long"
-                )
-                continue
-            numbers.extend((n, start) for n in range(first, last + 1))
-        if not numbers:
-            continue
-        if groups and groups[-1][1] == start:
-            groups[-1] = (groups[-1][0], end, [*groups[-1][2], *numbers])
-        else:
-            groups.append((start, end, numbers))
-    return groups
-
-
-def _cite_markers(
-    builder: AnswerBuilder, text: str, source_of: Callable[[int], str | None], given: str
-) -> None:
-    """Cite what each run of ``[n]`` markers names; say which numbers name nothing."""
-    groups = _marker_groups(text, builder)
-    claims = claim_spans(text, [(start, end) for start, end, _ in groups])
-    for (start, end, markers), (claim_start, claim_end) in zip(groups, claims, strict=True):
-        ids: list[str] = []
-        for number, at in markers:
-            sid = source_of(number)
-            if sid is not None:
-                ids.append(sid)
-            else:
-                builder.note(f"marker [{number}] at {at} names no source ({given})")
-        if ids:
-            builder.cite(
-                claim_start,
-                claim_end,
-                ids,
-                marker_span=(start, end),
-                raw=text[start:end],
-                where=f"marker {text[start:end]} at {start}",
-            )
-
-
 def _read_perplexity(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
     read = builder.read
     builder.model = read.text(data, "model", "response")
@@ -197,7 +136,7 @@ def _read_perplexity(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
     finish_reason = read.text(choice, "finish_reason", "response.choices[0]")
     builder.append_text(text)
 
-    _cite_markers(
+    cite_markers(
         builder,
         text,
         lambda n: numbered[n - 1] if 1 <= n <= len(numbered) else None,
@@ -303,7 +242,7 @@ def _read_agent(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
         builder.extras.pop("search_queries", None)
     text = "".join(texts)
     builder.append_text(text)
-    _cite_markers(builder, text, lambda n: by_id.get(n), f"{len(by_id)} search result ids")
+    cite_markers(builder, text, lambda n: by_id.get(n), f"{len(by_id)} search result ids")
     if response_id:
         builder.extras["response_id"] = response_id
     if status:

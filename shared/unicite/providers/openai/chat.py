@@ -156,6 +156,7 @@ class _ChatStream(RebuildingStream):
         # Private-use markers move the offsets after them, placeholder annotations are read
         # from the whole text: such a stream announces its citations when it ends.
         self._whole = False
+        self._context_noted = False
 
     def take(self, event: Mapping[str, Any]) -> bool:
         """Merge one chunk; True when it may have settled citations."""
@@ -195,6 +196,14 @@ class _ChatStream(RebuildingStream):
                     self._whole = self._whole or any(is_placeholder(a) for a in annotations)
                 elif annotations is not None:
                     self.diagnostics.append("chunk delta.annotations is not a list")
+                if isinstance(delta.get("context"), Mapping) and not self._context_noted:
+                    # Azure On Your Data sends its context in the first chunk; one that comes
+                    # later reaches a stream already read as plain Chat Completions.
+                    self._context_noted = True
+                    self.diagnostics.append(
+                        "a chunk carries an Azure On Your Data message context after the "
+                        "stream's first chunk: its documents ([docN] markers) are not read"
+                    )
             if choice.get("finish_reason") is not None:
                 self._finish_reason = choice["finish_reason"]
         return True
