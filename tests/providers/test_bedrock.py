@@ -13,7 +13,7 @@ import pytest
 from providers._fixtures import CASSETTES
 from providers.contract import ProviderContract
 
-from unicite import CharLocation, PageLocation
+from unicite import CharLocation, PageLocation, testing
 from unicite.providers import (
     StreamCollector,
     collect_stream,
@@ -278,3 +278,34 @@ def test_converse_content_blocks_are_read_as_they_are() -> None:
     answer = extract_content(blocks)
     assert answer.provider == "bedrock"
     assert answer.citations == extract(final("test_nova_web_grounding")).citations
+
+
+def raw_body(name: str) -> bytes:
+    """The binary event-stream body a streamed cassette replays."""
+    path = CASSETTES / "providers" / "test_bedrock_sdk" / f"{name}.yaml"
+    cassette = testing.deserialize(path.read_text(encoding="utf-8"))
+    body: bytes = cassette["interactions"][0]["response"]["body"]["string"]
+    return body
+
+
+def test_a_raw_event_stream_body_reads_like_its_events() -> None:
+    pytest.importorskip("vcr")
+    body = raw_body("test_nova_web_grounding_stream")
+    assert body[:4] != b"data"  # binary framing, not SSE
+    whole = extract(final("test_nova_web_grounding"))
+    assert collect_stream(body) == whole
+    assert extract(body) == whole
+    assert collect_stream(bytearray(body)) == whole
+
+
+def test_a_corrupt_event_stream_body_stops_with_a_diagnostic() -> None:
+    pytest.importorskip("vcr")
+    body = raw_body("test_claude_documents_stream")
+    flipped = bytearray(body)
+    flipped[200] ^= 0xFF  # inside a message: its checksum no longer matches
+    answer = collect_stream(bytes(flipped))
+    assert any("checksum mismatch; stopped" in d for d in answer.diagnostics)
+    # The last message (the metadata) cut short: what came before it is read.
+    cut = collect_stream(body[: len(body) - 7])
+    assert cut.diagnostics == ["event-stream message 21: cut short or corrupt; stopped"]
+    assert cut.citations == extract(final("test_claude_documents")).citations

@@ -14,6 +14,7 @@ from unicite.exceptions import GroundingRequiredError, UsageError
 from unicite.model import Citation, CitedAnswer
 from unicite.providers._base import CitationEvent, Provider, StreamReader
 from unicite.providers._builder import AnswerBuilder
+from unicite.providers._eventstream import iter_eventstream, looks_like_eventstream
 from unicite.providers._forensics import debug_grounding
 from unicite.providers._registry import registered
 from unicite.providers._sse import iter_sse, looks_like_sse
@@ -202,6 +203,9 @@ def extract(
     """
     _check_require(require)
     readers = _readers_for(provider)
+    if isinstance(response, (bytes, bytearray)) and looks_like_eventstream(response):
+        # An AWS event-stream body (Bedrock's streaming APIs), read as the stream it frames.
+        return collect_stream(response, provider, strict=strict, require=require)
     if isinstance(response, (str, bytes, bytearray)):
         text = response.decode("utf-8", "replace") if not isinstance(response, str) else response
         if _is_stream_log(text):
@@ -451,6 +455,8 @@ def _missing(announced: list[Citation], final: list[Citation]) -> int:
 
 def _events(events: Iterable[object] | str | bytes, diagnostics: list[str]) -> Iterable[object]:
     if isinstance(events, (bytes, bytearray)):
+        if looks_like_eventstream(events):
+            return iter_eventstream(events, diagnostics)
         events = events.decode("utf-8", "replace")
     if isinstance(events, str):
         # SSE logs and JSON Lines logs alike (`iter_sse` reads lines holding a whole object).
@@ -470,9 +476,10 @@ def collect_stream(
 ) -> CitedAnswer:
     """Build the answer from a whole stream: SDK events, dicts, or a log as text or bytes.
 
-    A log is SSE (``event:``/``data:`` lines) or JSON Lines (one event object per line);
-    `extract` and ``unicite extract FILE`` take the same logs and give the same answer. The
-    result equals `extract` on the stream's final response.
+    A log is SSE (``event:``/``data:`` lines) or JSON Lines (one event object per line), or,
+    as bytes, an AWS event-stream body (Bedrock's ``ConverseStream``: binary messages, read as
+    the events boto3 yields); `extract` and ``unicite extract FILE`` take the same logs and
+    give the same answer. The result equals `extract` on the stream's final response.
     """
     collector = StreamCollector(provider, strict=strict, require=require, candidate=candidate)
     parse_problems: list[str] = []
