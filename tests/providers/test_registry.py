@@ -131,6 +131,7 @@ def test_the_built_ins_come_first_in_their_documented_order() -> None:
         ("gemini", None),
         ("cohere", None),
         ("bedrock", "converse"),
+        ("bedrock", "knowledge_bases"),
     ]
     assert set(PROVIDER_NAMES) == {name for name, _ in names}
 
