@@ -29,6 +29,7 @@ from unicite.providers import (
 COMPLETION = "providers/test_azure_sdk/test_on_your_data_completion.yaml"
 STREAM = "providers/test_azure_sdk/test_on_your_data_stream.yaml"
 NOTHING_FOUND = "providers/test_azure_sdk/test_on_your_data_without_documents.yaml"
+FRENCH_STREAM = "providers/test_azure_sdk/test_on_your_data_stream_async.yaml"
 
 
 def french() -> Any:
@@ -39,8 +40,9 @@ def japanese() -> Any:
     return cassette_bodies(STREAM)[0]
 
 
-def stream_events(n: int) -> list[Any]:
-    return sse_events(cassette_bodies(STREAM)[n])
+def stream_events(cassette: str = STREAM) -> list[Any]:
+    """The events of the SSE body a cassette replays."""
+    return sse_events(next(b for b in cassette_bodies(cassette) if isinstance(b, str)))
 
 
 class TestAzureOnYourDataContract(ProviderContract):
@@ -63,8 +65,8 @@ class TestAzureOnYourDataContract(ProviderContract):
 
     def stream_cases(self) -> dict[str, tuple[list[Any], Any]]:
         return {
-            "japanese": (stream_events(1), japanese()),
-            "french": (stream_events(2), french()),
+            "japanese": (stream_events(), japanese()),
+            "french": (stream_events(FRENCH_STREAM), french()),
         }
 
 
@@ -317,7 +319,7 @@ def test_plain_chat_completions_stay_openai() -> None:
 
 
 def test_only_the_context_chunk_picks_the_azure_reader() -> None:
-    events = stream_events(1)
+    events = stream_events()
     # Azure's first event (prompt filter results, no choices) is nobody's; the second holds
     # the context; the text chunks after it look like any Chat Completions chunk.
     reader = next(p for p in BUILTIN_PROVIDERS if p.name == "azure")
@@ -326,7 +328,7 @@ def test_only_the_context_chunk_picks_the_azure_reader() -> None:
 
 
 def test_a_context_after_the_first_chunk_is_said_not_dropped_silently() -> None:
-    events = stream_events(1)
+    events = stream_events()
     role_only = copy.deepcopy(events[1])
     role_only["choices"][0]["delta"] = {"role": "assistant", "content": ""}
     answer = collect_stream([role_only, *events[1:]])
@@ -336,7 +338,7 @@ def test_a_context_after_the_first_chunk_is_said_not_dropped_silently() -> None:
 
 
 def test_stream_announces_every_citation_with_the_finish_chunk() -> None:
-    events = stream_events(1)
+    events = stream_events()
     collector = StreamCollector(strict=True)
     counts = [len(collector.feed(event)) for event in events]
     assert counts == [0] * (len(events) - 1) + [3]
@@ -344,7 +346,7 @@ def test_stream_announces_every_citation_with_the_finish_chunk() -> None:
 
 
 def test_a_stream_cut_before_its_finish_says_so() -> None:
-    events = stream_events(1)
+    events = stream_events()
     answer = collect_stream(events[:-1])
     assert "stream ended before a chunk with a finish_reason" in answer.diagnostics
     assert answer.text == japanese()["choices"][0]["message"]["content"]
