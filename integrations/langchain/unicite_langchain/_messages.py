@@ -41,10 +41,30 @@ def _named_provider(message: BaseMessage) -> str | None:
     if name in _GOOGLE_PROVIDERS:
         return "gemini"
     if "openai" in name:
-        return "openai"
+        return _AZURE if _on_your_data(message) else "openai"
     if "anthropic" in name:
         return "anthropic"
+    if name == "bedrock_converse":
+        return "bedrock"  # langchain-aws's ChatBedrockConverse: Converse's content blocks
+    if name == "bedrock":
+        return None  # ChatBedrock (InvokeModel): the model's own shapes, told by the content
     return name
+
+
+_AZURE = "azure"
+
+
+def _on_your_data(message: BaseMessage) -> bool:
+    """Whether the core's Azure On Your Data reader recognises the message's content.
+
+    ``AzureChatOpenAI`` says ``model_provider: openai`` and drops the message's ``context``;
+    the answer's ``[docN]`` markers (or a context kept in ``additional_kwargs``) still show
+    it, and that reader says why the markers are left uncited when the context is missing.
+    """
+    content, fields = _content(message), _fields(message)
+    return any(
+        reader.name == _AZURE and reader.detect_content(content, fields) for reader in registered()
+    )
 
 
 def _model_name(message: BaseMessage) -> str | None:
@@ -81,6 +101,9 @@ def _fields(message: BaseMessage) -> dict[str, Any]:
     refusal = message.additional_kwargs.get("refusal")
     if isinstance(refusal, str) and refusal:
         fields["refusal"] = refusal
+    context = message.additional_kwargs.get("context")
+    if isinstance(context, Mapping):
+        fields["context"] = context  # Azure On Your Data's, where an integration keeps it
     return fields
 
 
@@ -239,7 +262,8 @@ def from_ai_message(message: BaseMessage, *, strict: bool = False) -> CitedAnswe
     content blocks (``annotations``, web and file search calls) and Chat Completions text,
     langchain-anthropic text blocks with ``citations`` (streamed ``citations_delta`` chunks
     included), langchain-google-genai ``response_metadata["grounding_metadata"]`` (UTF-8 byte
-    offsets converted to str indices), and v1 standard content blocks with `Citation`
+    offsets converted to str indices), langchain-aws ``ChatBedrockConverse`` text blocks with
+    Bedrock ``citations`` (invoked or streamed), and v1 standard content blocks with `Citation`
     annotations from any provider. ``answer.text`` equals ``message.text``.
 
     Args:

@@ -351,15 +351,14 @@ class AzureOnYourDataProvider(Provider):
         return response
 
     def detect_content(self, content: str | list[Any], fields: Mapping[str, Any]) -> bool:
-        """A kept context, or text writing ``[docN]`` markers from an Azure deployment.
+        """A kept ``context``, or text writing ``[docN]`` markers (this API's own style).
 
-        Azure's responses show themselves by their content filter results
-        (``content_filter_results``), which frameworks keep among the response's fields.
+        Frameworks that keep only the message text (LangChain's ``AzureChatOpenAI``) drop the
+        context; their answer is still this API's, and reading it says why nothing is cited.
         """
         if _is_context(fields.get("context")):
             return True
-        text = content if isinstance(content, str) else _joined(content)
-        return "content_filter_results" in fields and _has_doc_markers(text)
+        return _has_doc_markers(content if isinstance(content, str) else _joined(content))
 
 
 def _joined(content: list[Any]) -> str:
