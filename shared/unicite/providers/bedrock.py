@@ -34,6 +34,7 @@ URL), deduplicated.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import json
 from collections.abc import Callable, Mapping
@@ -455,10 +456,14 @@ def _from_langchain(block: Mapping[str, Any]) -> dict[str, Any]:
             }
         return {"text": text}
     if kind in ("tool_use", "server_tool_use"):
+        tool_input = block.get("input")
+        if isinstance(tool_input, str):  # a streamed call keeps its input as JSON text
+            with contextlib.suppress(ValueError):
+                tool_input = json.loads(tool_input) if tool_input else {}
         use: dict[str, Any] = {
             "toolUseId": block.get("id"),
             "name": block.get("name"),
-            "input": block.get("input") if block.get("input") is not None else {},
+            "input": tool_input if tool_input is not None else {},
         }
         if kind == "server_tool_use":
             use["type"] = "server_tool_use"
