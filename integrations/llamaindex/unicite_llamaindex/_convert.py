@@ -3,8 +3,9 @@
 LlamaIndex's LLM integrations keep what the provider sent in different places: the OpenAI
 integration keeps the SDK response in ``raw`` and the annotations in ``additional_kwargs``, the
 Anthropic one a shallow ``dict`` of the message in ``raw`` and search-result citations as
-``CitationBlock``s, the Gemini one the first candidate's dump in ``raw``. Each is handed as it
-is to unicite's provider readers, which read those shapes.
+``CitationBlock``s, the Gemini one the first candidate's dump in ``raw``, the Bedrock Converse
+one boto3's response dict (each stream event, when streaming). Each is handed as it is to
+unicite's provider readers, which read those shapes.
 """
 
 from __future__ import annotations
@@ -472,6 +473,13 @@ def _native(response: Any, text: str, notes: list[str]) -> CitedAnswer | None:
             f"{len(unplaced)} Anthropic citation(s) could not be placed: the response says "
             "which text block they belong to only in its raw message, which is missing"
         )
+    if text and _is_stream_event(raw):
+        # A stream's last chunk, whose text is the whole answer: what only the earlier chunks
+        # held (Azure On Your Data's context, in the first) is gone; the core's readers say
+        # what the text alone shows.
+        found = extract_content(text)
+        if found.provider is not None:
+            return found
     return None
 
 
