@@ -47,8 +47,8 @@ _CONTEXT_KEYS = frozenset({"citations", "intent", "all_retrieved_documents"})
 _CITATION_FIELDS = frozenset({"content", "title", "url"})
 _DROPPED_NOTE = (
     "the text writes [docN] markers but the response carries no message.context (the "
-    "documents they name): left uncited; a framework that keeps only the message text "
-    "(LangChain's AzureChatOpenAI) drops the context"
+    "documents they name): left uncited; LangChain's AzureChatOpenAI drops the context, and "
+    "a stream sends it in its first chunk only (read the whole stream)"
 )
 
 
