@@ -22,6 +22,7 @@ from unicite import CitedAnswer, GroundingRequiredError  # noqa: E402
 from unicite.providers import (  # noqa: E402
     StreamCollector,
     acollect_stream,
+    capabilities,
     collect_stream,
     extract,
 )
@@ -238,3 +239,12 @@ def test_the_stream_cassette_replays_as_a_log() -> None:
     """The SSE body as recorded reads like the SDK's chunks (what ``unicite extract`` reads)."""
     final, sse = cassette_bodies("providers/test_azure_sdk/test_on_your_data_stream.yaml")
     assert collect_stream(sse) == extract(final)
+
+
+def test_capabilities_mention_on_your_data_for_azure_clients() -> None:
+    azure = capabilities(client(), model="gpt-4o")
+    # On Your Data is a request option of any deployment: the model's flags stay OpenAI's.
+    assert (azure.provider, azure.native_citations) == ("openai", False)
+    assert any("On Your Data" in note and "[docN]" in note for note in azure.notes)
+    plain = capabilities(openai.OpenAI(api_key=API_KEY), model="gpt-4o")
+    assert not any("On Your Data" in note for note in plain.notes)

@@ -69,7 +69,7 @@ _GEMINI_CLIENTS = frozenset({"Client", "AsyncClient"})
 _LANGCHAIN_VENDORS: dict[str, str | None] = {
     "ChatAnthropic": "anthropic",
     "ChatAnthropicVertex": "anthropic",
-    "ChatBedrockConverse": None,
+    "ChatBedrockConverse": "bedrock",
     "ChatOpenAI": "openai",
     "AzureChatOpenAI": "openai",
     "ChatGoogleGenerativeAI": "gemini",
@@ -87,6 +87,7 @@ _LLAMAINDEX_VENDORS: dict[str, str | None] = {
     "Gemini": "gemini",
     "Vertex": "gemini",
     "Perplexity": "perplexity",
+    "BedrockConverse": "bedrock",
 }
 """LlamaIndex LLM classes → the provider answering."""
 
@@ -332,6 +333,17 @@ _SONAR = (
     "also in stream chunks; no citations for documents you give it"
 )
 
+_BEDROCK_CLAUDE = (
+    "Claude 3.5+ / 4 on Bedrock Converse: cites documents (document blocks with citations "
+    "enabled: char, page and chunk locations) and search results (searchResult blocks) given "
+    "to it, as citationsContent blocks; citation deltas while streaming; no web search tool"
+)
+_NOVA = (
+    "Nova 2 / Nova Premier: web grounding through the nova_grounding system tool (web "
+    "citations with url and domain, after the text they support; US regions); no citations "
+    "for documents you give it"
+)
+
 FAMILIES: tuple[Family, ...] = (
     # Anthropic: the citations API and the web_search tool came with Claude 3.5; Claude 3
     # Haiku (and the retired Claude 3 Opus/Sonnet, Claude 2, Instant) have neither.
@@ -364,8 +376,29 @@ FAMILIES: tuple[Family, ...] = (
         "no Google Search grounding for this model; no citations for documents you give it",
     ),
     Family("gemini", "", False, True, True, _GEMINI),
+    # AWS Bedrock Converse: Claude 3.5+ cites documents and search results given to it; Nova 2
+    # and Nova Premier ground in a web search (the nova_grounding system tool).
+    Family(
+        "bedrock", r"claude-(instant|v2)|claude-3-(haiku|opus|sonnet)", False, False, False,
+        "Claude 3 Haiku and older on Bedrock: no citations",
+    ),
+    Family("bedrock", r"anthropic\.claude", True, False, True, _BEDROCK_CLAUDE),
+    Family("bedrock", r"nova-(2|premier)", False, True, True, _NOVA),
+    Family(
+        "bedrock", "", False, False, False,
+        "no citations known for this model on Bedrock Converse",
+    ),
 )  # fmt: skip
 """The capability table, first matching row per provider wins; extend it with more rows."""
+
+_AZURE_CLASSES = frozenset({"AzureOpenAI", "AsyncAzureOpenAI", "AzureChatOpenAI"})
+"""Azure OpenAI clients and framework models (the SDK's, LangChain's, LlamaIndex's)."""
+_ON_YOUR_DATA = (
+    "Azure OpenAI On Your Data (data_sources in the request, any chat deployment) cites the "
+    "retrieved documents with [docN] markers, which extract reads (also streamed); a request "
+    "option, not a model capability, so the flags above do not count it; LangChain's "
+    "AzureChatOpenAI drops the documents"
+)
 
 _NATIVE_THROUGH = {"anthropic": ("anthropic", "langchain")}
 """Kinds of llm through which unicite's native path reaches a provider's document citations:
@@ -392,6 +425,14 @@ def capabilities(llm: object, model: str | None = None) -> Capabilities:
       (True) with grounding metadata while streaming (True).
     - **Perplexity** Sonar (an OpenAI client whose ``base_url`` is Perplexity's): grounding
       (True), citations while streaming (True).
+    - **Azure OpenAI** clients and framework models (``AzureOpenAI``, ``AzureChatOpenAI``)
+      answer like OpenAI's models; a note adds that On Your Data (``data_sources`` in the
+      request) cites its retrieved documents with ``[docN]`` markers `extract` reads.
+    - **AWS Bedrock** Converse (model ids as Bedrock names them, inference profiles
+      included): Claude 3.5+ / 4 cite documents and search results given to them (True; the
+      native path does not reach them: False through any llm), no web search (False),
+      citation deltas while streaming (True); Nova 2 and Nova Premier ground in a web search
+      (True). Other models: none.
     - **LangChain / LlamaIndex** models answer like the provider of the wrapped class
       (``ChatAnthropic``, ``ChatOpenAI``, ``ChatGoogleGenerativeAI``; LlamaIndex ``Anthropic``,
       ``OpenAI``, ``GoogleGenAI``); unknown classes, and **callables**, offer nothing (False).
@@ -432,6 +473,8 @@ def capabilities(llm: object, model: str | None = None) -> Capabilities:
     if kind.model is None:
         notes.append("no model given: the provider's current models are assumed")
     notes.append(family.note)
+    if kind.class_name in _AZURE_CLASSES:
+        notes.append(_ON_YOUR_DATA)
     native = family.native_citations
     if native and kind.kind not in _NATIVE_THROUGH.get(provider, ()):
         native = False

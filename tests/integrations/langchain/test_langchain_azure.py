@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import AzureChatOpenAI
 
 from unicite import extract
+from unicite.providers import capabilities
 from unicite_langchain import CitationCallbackHandler, from_ai_message
 
 API_KEY = os.getenv("AZURE_OPENAI_API_KEY", "mock-api-key")
@@ -130,3 +131,9 @@ def test_plain_openai_messages_stay_openai() -> None:
     answer = from_ai_message(plain)
     assert answer.provider == "openai"
     assert answer.diagnostics == []
+
+
+def test_capabilities_say_the_documents_are_dropped() -> None:
+    notes = capabilities(model()).notes
+    assert notes[0] == "through LangChain AzureChatOpenAI"
+    assert any("On Your Data" in note and "drops the documents" in note for note in notes)
