@@ -206,23 +206,29 @@ def _read(data: Mapping[str, Any], builder: AnswerBuilder, *, settled: bool = Fa
 
 
 class _KnowledgeBaseStream(RebuildingStream):
-    """Rebuilds the ``RetrieveAndGenerate`` response from ``RetrieveAndGenerateStream`` events."""
+    """Rebuilds the ``RetrieveAndGenerate`` response from ``RetrieveAndGenerateStream`` events.
+
+    While streaming, citations are placed one at a time, in their order, into a builder that
+    keeps the text and sources so far (the final answer is read whole by `finish`): a citation
+    event costs its own references, not a reading of every citation before it. A citation
+    whose text has not arrived waits, and those after it with it; it is tried again when a
+    citation arrives or the text has grown by an eighth, so a long stream stays linear.
+    """
 
     def __init__(self, provider: Provider, **options: Any) -> None:
         super().__init__(provider, **options)
         self._pieces: list[str] = []
-        self._length = 0
         self._citations: list[Any] = []
         self._guardrail: Any = None
-        self._settling = False
-        # Citations whose span ends past the text received when they arrived wait for more
-        # text; the response is read again once the text has grown by an eighth, so a long
-        # stream stays linear.
-        self._waiting_for = -1
-        self._read_at = 0
+        self._scratch = AnswerBuilder(provider.name)
+        self._reader = _KnowledgeBaseReader(self._scratch, settled=True)
+        self._unread: list[str] = []  # text the scratch builder has not been given yet
+        self._length = 0
+        self._placed = 0  # citations tried for good: announced, or never to be while streaming
+        self._tried_at = 0  # the text's length when a waiting citation was last tried
 
     def take(self, event: Mapping[str, Any]) -> bool:
-        """Merge one event; True when a citation arrived or the text it waits for may have."""
+        """Merge one event; True when a citation arrived, or text one waits for may have."""
         for kind, body in event.items():
             if kind == "output":
                 text = body.get("text") if isinstance(body, Mapping) else None
@@ -230,19 +236,16 @@ class _KnowledgeBaseStream(RebuildingStream):
                     self.diagnostics.append("output event without text")
                     continue
                 self._pieces.append(text)
+                self._unread.append(text)
                 self._length += len(text)
-                if self._waiting_for >= 0 and 8 * (self._length - self._read_at) >= self._read_at:
-                    return self._length > self._waiting_for
-            elif kind == "citation":
+                waiting = self._placed < len(self._citations)
+                return waiting and 8 * (self._length - self._tried_at) >= self._tried_at
+            if kind == "citation":
                 self._citations.append(self._citation(body))
-                end = _span_end(self._citations[-1])
-                if end is not None and end >= self._length:
-                    self._waiting_for = max(self._waiting_for, end)
                 return True
-            elif kind == "guardrail":
+            if kind == "guardrail":
                 action = body.get("action") if isinstance(body, Mapping) else None
                 self._guardrail = action if action is not None else body
-                return True
             elif kind in _ERRORS:
                 message = body.get("message") if isinstance(body, Mapping) else None
                 said = message if isinstance(message, str) else repr(body)
@@ -274,20 +277,36 @@ class _KnowledgeBaseStream(RebuildingStream):
             data["guardrailAction"] = self._guardrail
         return data
 
-    def read(self, builder: AnswerBuilder) -> None:
-        """Read the rebuilt response; while streaming, leave out citations not yet settled."""
-        _read(self.response(), builder, settled=self._settling)
-
     def announce(self) -> list[CitationEvent]:
-        """The citations of the response so far whose span is settled."""
-        self._read_at = self._length
-        if self._length > self._waiting_for:
-            self._waiting_for = -1
-        self._settling = True
-        try:
-            return super().announce()
-        finally:
-            self._settling = False
+        """The citations placed since the last call, in their order.
+
+        A citation is placed when one reading of its span (see the module docstring) finds its
+        text; one whose span ends past the text so far waits for more. One that no reading
+        places though its text has arrived (it needs the search over the whole answer) and one
+        with nothing to cite are left to the final reading.
+        """
+        scratch = self._scratch
+        if self._unread:
+            scratch.append_text("".join(self._unread))
+            self._unread.clear()
+            self._reader.spans = None  # the text grew
+        self._tried_at = self._length
+        events = []
+        while self._placed < len(self._citations):
+            item = self._citations[self._placed]
+            declared = scratch.declared
+            self._reader.citation(item, f"response.citations[{self._placed}]")
+            if scratch.declared > declared:
+                citation = scratch.made()
+                sources = [s for s in map(scratch.ledger.get, citation.source_ids) if s is not None]
+                events.append(CitationEvent(citation=citation, sources=sources))
+            else:
+                end = _span_end(item)
+                if end is not None and end + 1 > scratch.length:
+                    break  # its text has not all arrived
+            self._placed += 1
+        scratch.diagnostics.clear()
+        return events
 
 
 def _span_end(citation: object) -> int | None:
