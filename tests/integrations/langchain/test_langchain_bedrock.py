@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
 
 from unicite import CharLocation, CitedAnswer, UrlLocation, collect_stream, extract
+from unicite.providers import capabilities
 from unicite_langchain import CitationCallbackHandler, from_ai_message
 
 CLAUDE = "eu.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -184,3 +185,19 @@ def test_nova_web_grounding_stream(vcr: Any) -> None:
     assert text == "Résultats de recherche : 3 pages." + handler.answer.text
     check_nova(handler.answer, raw_answer(vcr))
     assert handler.answer.extras["search_queries"] == ["météo Zürich aujourd’hui demain"]
+
+
+def test_capabilities_of_chat_bedrock_converse() -> None:
+    claude = capabilities(model(CLAUDE, "eu-west-3"))
+    assert (claude.provider, claude.model) == ("bedrock", CLAUDE)
+    # Claude on Bedrock cites given documents, but unicite's native path does not reach them.
+    assert (claude.native_citations, claude.grounding, claude.streaming_citations) == (
+        False,
+        False,
+        True,
+    )
+    assert any("does not reach bedrock's citations" in note for note in claude.notes)
+    nova = capabilities(model(NOVA, "us-east-1").bind_tools(["nova_grounding"]))
+    assert (nova.provider, nova.grounding, nova.streaming_citations) == ("bedrock", True, True)
+    older = capabilities(model("anthropic.claude-3-haiku-20240307-v1:0", "us-east-1"))
+    assert (older.native_citations, older.grounding) == (False, False)

@@ -20,6 +20,7 @@ from llama_index.core.llms import ChatMessage
 from llama_index.llms.bedrock_converse import BedrockConverse
 
 from unicite import CitedAnswer, UrlLocation
+from unicite.providers import capabilities
 from unicite_llamaindex import CitationEventHandler, from_llamaindex_response
 
 NOVA = "us.amazon.nova-2-lite-v1:0"
@@ -79,3 +80,13 @@ def test_nova_web_grounding_chat_and_stream() -> None:
     assert streamed.diagnostics == ["stream ended before messageStop"]
     # The last chunk alone holds only the metadata event: no citation.
     assert from_llamaindex_response(chunks[-1]).citations == []
+
+
+def test_capabilities_of_bedrock_converse() -> None:
+    found = capabilities(llm())
+    assert (found.provider, found.model) == ("bedrock", NOVA)
+    assert (found.native_citations, found.grounding, found.streaming_citations) == (
+        False,
+        True,
+        True,
+    )
