@@ -370,3 +370,29 @@ def test_a_reference_naming_nothing_is_dropped_with_a_diagnostic() -> None:
     notes: list[str] = []
     assert bedrock_kb_source({"content": {}, "metadata": {}}, diagnostics=notes) is None
     assert notes == ["reference: names no chunk (no text, location or chunk id); dropped"]
+
+
+def test_a_citation_arriving_before_its_text_waits_for_it() -> None:
+    first, second, third = copy.deepcopy(CITATIONS)
+    events = [
+        {"citation": first},
+        {"output": {"text": ANSWER[:60]}},
+        {"output": {"text": ANSWER[60:]}},
+        {"citation": second},
+        {"citation": third},
+    ]
+    collector = StreamCollector()
+    announced = [
+        (n, item.citation.text) for n, event in enumerate(events) for item in collector.feed(event)
+    ]
+    assert announced == [(1, GARANTIE), (3, BAOXIU), (4, ERSATZ)]
+    final = answer_response()
+    del final["sessionId"], final["guardrailAction"]
+    assert collector.result() == extract(final)
+
+
+def test_a_tool_answering_from_a_knowledge_base_gives_the_chunks_it_cited() -> None:
+    sources = from_tool_output("ask_handbook", answer_response())
+    # The PDF chunk, cited twice, is one source.
+    assert [s.id for s in sources] == ["1%3A0%3AgQ7tZ", "1%3A0%3AwZ3kq", "1%3A0%3AeT5pn"]
+    assert all(s.rank is None for s in sources)  # references are cited, not ranked

@@ -272,7 +272,11 @@ def bedrock_kb_results(data: Any, call: ToolCall) -> list[Source] | None:
                 for citation in dicts(citations)
                 for ref in dicts(citation.get("retrievedReferences"))
             ]
-            return _chunks(references, call, "retrievedReferences", ranked=False)
+            found = _chunks(references, call, "retrievedReferences", ranked=False)
+            first: dict[str, Source] = {}
+            for source in found:
+                first.setdefault(source.id, source)
+            return list(first.values())
         return None
     items = dicts(data)
     if isinstance(data, list) and items and len(items) == len(data) and all(map(_is_chunk, items)):
