@@ -126,6 +126,7 @@ def test_the_built_ins_come_first_in_their_documented_order() -> None:
     assert names == [
         ("openai", "responses"),
         ("perplexity", None),
+        ("azure", None),
         ("openai", "chat"),
         ("anthropic", None),
         ("gemini", None),
