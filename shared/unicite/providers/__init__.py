@@ -3,11 +3,11 @@
 Readers are registered providers (`register`, `registered`, `unregister`). Each built-in one has
 its module, named after the provider, and after the API inside a provider's package when it has
 several: `anthropic`, `gemini`, `perplexity`, `cohere`, `bedrock` (Converse),
-`openai.responses`, `openai.chat`. Each
-module holds a `Provider` subclass named ``<Provider>[<Api>]Provider`` and its registered
-instance ``<PROVIDER>[_<API>]`` (``AnthropicProvider`` / ``ANTHROPIC``, ``OpenAIChatProvider`` /
-``OPENAI_CHAT``). `extract_content` reads a response as frameworks keep it; `to_data` turns SDK
-objects (and what holds them) into the plain JSON the readers take. `iter_sse` splits a recorded
+`openai.responses`, `openai.chat`. Each module holds a `Provider` subclass named
+``<Provider>[<Api>]Provider`` and its registered instance ``<PROVIDER>[_<API>]``
+(``AnthropicProvider`` / ``ANTHROPIC``, ``OpenAIChatProvider`` / ``OPENAI_CHAT``).
+`extract_content` reads a response as frameworks keep it; `to_data` turns SDK objects (and
+what holds them) into the plain JSON the readers take. `iter_sse` splits a recorded
 server-sent-event log into the events `StreamCollector.feed` takes.
 """
 
