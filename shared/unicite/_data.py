@@ -1,7 +1,9 @@
 """Turning whatever a caller hands over into plain JSON data, and reading it defensively.
 
 SDK objects are read duck-typed through ``model_dump()`` (pydantic v2) or ``to_dict()``, so the
-core never imports an SDK and never re-validates logged data through an SDK's types.
+core never imports an SDK and never re-validates logged data through an SDK's types; the OpenAI
+Agents SDK's run results and stream events (dataclasses holding agents) by class name and
+attributes.
 """
 
 from __future__ import annotations
@@ -56,6 +58,72 @@ def _dump(obj: object) -> Any:
     raise _Unreadable(f"cannot read a {type(obj).__name__} as a provider response")
 
 
+_RUN_RESULTS = {"RunResult": "last_agent", "RunResultStreaming": "current_agent"}
+"""The OpenAI Agents SDK's run results, and the attribute naming the agent that answered."""
+_RUN_EVENTS = frozenset(
+    {"RawResponsesStreamEvent", "RunItemStreamEvent", "AgentUpdatedStreamEvent"}
+)
+"""The OpenAI Agents SDK's stream events (``Runner.run_streamed(...).stream_events()``)."""
+
+
+def _agent_name(obj: object, attribute: str) -> str | None:
+    try:
+        agent = getattr(obj, attribute, None)
+    except Exception:  # a released agent reference
+        return None
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _agents_run(obj: object) -> dict[str, Any] | None:
+    """An OpenAI Agents SDK run result or stream event as data, else None.
+
+    Recognised by class name and attributes (the core imports no SDK). Run results and their
+    items hold ``Agent`` objects (tools, hooks, callables) that are no data: a run result gives
+    ``{"object": "agents.run_result", "agent": <answering agent's name>, "responses": [{"id",
+    "output"}, ...]}`` (its ``raw_responses``, the Responses output items of every model call in
+    order); a raw stream event ``{"type": "raw_response_event", "data": <Responses event>}``;
+    a run item event ``{"type": "run_item_stream_event", "name", "item": {"type"}}``; an agent
+    change ``{"type": "agent_updated_stream_event", "new_agent": {"name"}}``.
+    """
+    kind = type(obj).__name__
+    if kind in _RUN_RESULTS:
+        raw = getattr(obj, "raw_responses", None)
+        if not isinstance(raw, list) or not isinstance(getattr(obj, "new_items", None), list):
+            return None
+        responses = []
+        for response in raw:
+            output = getattr(response, "output", None)
+            response_id = getattr(response, "response_id", None)
+            responses.append(
+                {
+                    "id": response_id if isinstance(response_id, str) else None,
+                    "output": _plain(output, 2) if isinstance(output, list) else [],
+                }
+            )
+        return {
+            "object": "agents.run_result",
+            "agent": _agent_name(obj, _RUN_RESULTS[kind]),
+            "responses": responses,
+        }
+    if kind not in _RUN_EVENTS:
+        return None
+    event_type = getattr(obj, "type", None)
+    if event_type == "raw_response_event" and hasattr(obj, "data"):
+        return {"type": event_type, "data": _plain(obj.data, 1)}
+    if event_type == "run_item_stream_event":
+        item_type = getattr(getattr(obj, "item", None), "type", None)
+        name = getattr(obj, "name", None)
+        return {
+            "type": event_type,
+            "name": name if isinstance(name, str) else None,
+            "item": {"type": item_type if isinstance(item_type, str) else None},
+        }
+    if event_type == "agent_updated_stream_event":
+        return {"type": event_type, "new_agent": {"name": _agent_name(obj, "new_agent")}}
+    return None
+
+
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 """Types whose values are JSON as they are (exactly these: subclasses may not be)."""
 
@@ -108,6 +176,9 @@ def _plain(value: Any, depth: int) -> Any:
         return value.isoformat().replace("+00:00", "Z")
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
+    run = _agents_run(value)
+    if run is not None:
+        return run
     try:
         return _plain(_dump(value), depth + 1)
     except _Unreadable:
@@ -153,6 +224,9 @@ def to_data(obj: object) -> tuple[Any, str | None]:
             return None, "input is nested too deeply to read"
     if isinstance(obj, (Mapping, list, tuple)):
         return _plain(obj, 0), None
+    run = _agents_run(obj)
+    if run is not None:
+        return run, None
     try:
         dumped = _dump(obj)
     except _Unreadable as err:

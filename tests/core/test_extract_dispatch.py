@@ -36,6 +36,7 @@ def test_caller_mistakes_are_usage_errors() -> None:
 
 def test_provider_names_and_aliases() -> None:
     assert set(PROVIDER_NAMES) == {
+        "xai",
         "openai",
         "anthropic",
         "gemini",
@@ -46,6 +47,7 @@ def test_provider_names_and_aliases() -> None:
     }
     assert extract({}, provider="vertex").provider == "gemini"
     assert extract({}, provider="Google").provider == "gemini"
+    assert extract({}, provider="grok").provider == "xai"
     assert detect_provider({"nothing": True}) is None
 
 

@@ -105,20 +105,17 @@ class TestGatewayContract(ProviderContract):
         return {
             "openrouter-web-plugin": fixture("openrouter_chat_web_plugin"),
             "openrouter-perplexity": fixture("openrouter_chat_perplexity"),
-            "xai-web-search": fixture("xai_responses_web_search"),
             "openai-private-markers": fixture("openai_responses_private_markers"),
         }
 
     def stream_cases(self) -> dict[str, tuple[list[Any], Any]]:
         private = fixture("openai_responses_private_markers")
-        xai = fixture("xai_responses_web_search")
         return {
             "openrouter-perplexity": (
                 chat_chunks(fixture("openrouter_chat_perplexity")),
                 fixture("openrouter_chat_perplexity"),
             ),
             "openai-private-markers": (responses_events(private), private),
-            "xai-web-search": (responses_events(xai), xai),
         }
 
 

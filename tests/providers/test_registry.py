@@ -124,7 +124,9 @@ def test_a_registered_provider_streams_through_the_rebuilding_base() -> None:
 def test_the_built_ins_come_first_in_their_documented_order() -> None:
     names = [(p.name, p.api) for p in registered()]
     assert names == [
+        ("xai", "responses"),
         ("openai", "responses"),
+        ("xai", "chat"),
         ("perplexity", None),
         ("azure", None),
         ("openai", "chat"),

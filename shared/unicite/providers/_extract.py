@@ -31,11 +31,27 @@ __all__ = [
 
 logger = logging.getLogger("unicite")
 
-PROVIDER_NAMES = ("openai", "anthropic", "gemini", "perplexity", "azure", "cohere", "bedrock")
+PROVIDER_NAMES = (
+    "xai",
+    "openai",
+    "anthropic",
+    "gemini",
+    "perplexity",
+    "azure",
+    "cohere",
+    "bedrock",
+)
 """Names of the built-in providers, accepted by ``provider=`` with those of registered ones;
-``"google"`` and ``"vertex"`` are aliases of ``"gemini"``, ``"claude"`` of ``"anthropic"``."""
+``"google"`` and ``"vertex"`` are aliases of ``"gemini"``, ``"claude"`` of ``"anthropic"``,
+``"grok"`` of ``"xai"``."""
 
-_ALIASES = {"google": "gemini", "vertex": "gemini", "vertexai": "gemini", "claude": "anthropic"}
+_ALIASES = {
+    "google": "gemini",
+    "vertex": "gemini",
+    "vertexai": "gemini",
+    "claude": "anthropic",
+    "grok": "xai",
+}
 
 Require = Literal["citations"] | None
 
@@ -241,7 +257,7 @@ def extract(
     )
 
 
-_DISPLAY_NAMES = {"openai": "OpenAI"}
+_DISPLAY_NAMES = {"openai": "OpenAI", "xai": "xAI"}
 
 
 def _names(readers: tuple[Provider, ...]) -> str:

@@ -20,5 +20,6 @@ FAST_READERS: dict[str, FastReader] = {
     **perplexity.READERS,
 }
 """Fast reader by the class name of the built-in provider reader it stands in for
-(``OpenAIResponsesProvider``, ``OpenAIChatProvider``, ``AnthropicProvider``, ``GeminiProvider``,
-``PerplexityProvider``); others have none and are read by `extract()`."""
+(``OpenAIResponsesProvider``, ``OpenAIChatProvider``, ``XAIResponsesProvider``,
+``AnthropicProvider``, ``GeminiProvider``, ``PerplexityProvider``); others have none and are
+read by `extract()`."""

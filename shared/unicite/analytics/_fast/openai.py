@@ -34,7 +34,9 @@ __all__ = ["READERS", "read_chat", "read_responses"]
 # through `unicite.providers.shapes`.
 NAME = "openai"
 # unicite.providers.openai.responses: the search calls.
-_TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_TERMINAL_EVENTS = frozenset(
+    {"response.completed", "response.incomplete", "response.failed", "response.done"}
+)
 # unicite.providers.openai._annotations: a title that is only a marker number (xAI), the
 # number an annotated ``[[n]]`` span opens with.
 _NUMBER_TITLE_RE = re.compile(r"\s*\[{0,2}\s*(\d{1,4})\s*\]{0,2}\s*")
@@ -431,8 +433,61 @@ def _read_completion(data: Mapping[str, Any]) -> Row:
     return reading.row(model, grounded)
 
 
+# --- xAI ----------------------------------------------------------------------------------
+
+_XAI_LINK_RE = re.compile(r"(?<![\[!])\[\[?\d{1,4}\]\]?\(https?://")
+"""The start of a numbered inline link (``[[n]](url)``, ``[n](url)``) the reader cites."""
+
+
+def _xai_plain(response: Mapping[str, Any]) -> bool:
+    """Whether an xAI response holds only what `read_responses` counts as the reader does.
+
+    The reader also cites numbered links no annotation spans, and reads annotations without
+    offsets as sources without a diagnostic: a response with either is left to `extract()`.
+    """
+    output = response.get("output")
+    for item in output if isinstance(output, list) else []:
+        content = item.get("content") if _is_object(item) else None
+        for part in content if isinstance(content, list) else []:
+            if not _is_object(part):
+                continue
+            text = part.get("text")
+            annotations = part.get("annotations")
+            spans = []
+            for annotation in annotations if isinstance(annotations, list) else []:
+                if not _is_object(annotation) or annotation.get("type") != "url_citation":
+                    continue
+                start, end = annotation.get("start_index"), annotation.get("end_index")
+                if start is None and end is None:
+                    return False
+                if type(start) is int and type(end) is int:
+                    spans.append((start, end))
+            if isinstance(text, str):
+                for match in _XAI_LINK_RE.finditer(text):
+                    if not any(a <= match.start() < b for a, b in spans):
+                        return False
+    return True
+
+
+def read_xai_responses(data: Mapping[str, Any]) -> Row | None:
+    """The row of an xAI Responses answer: as OpenAI's, under the name ``xai``."""
+    response = data
+    kind = data.get("type")
+    if isinstance(kind, str) and kind in _TERMINAL_EVENTS:
+        inner = data.get("response")
+        if isinstance(inner, Mapping):
+            response = inner
+    if not _xai_plain(response):
+        return None
+    row = read_responses(data)
+    if row is not None:
+        row["provider"] = "xai"
+    return row
+
+
 READERS: dict[str, FastReader] = {
     "OpenAIResponsesProvider": read_responses,
     "OpenAIChatProvider": read_chat,
+    "XAIResponsesProvider": read_xai_responses,
 }
 """Fast readers by the class name of the provider reader they stand in for."""

@@ -27,6 +27,7 @@ from typing import Any
 from unicite._marker_syntax import read_token
 from unicite._segment import claim_spans, find_markers
 from unicite._urls import normalize_url
+from unicite.model import UrlLocation
 from unicite.providers._builder import AnswerBuilder
 from unicite.providers.openai._annotations import (
     annotation,
@@ -35,7 +36,14 @@ from unicite.providers.openai._annotations import (
     url_source,
 )
 
-__all__ = ["PRIVATE_CHARS", "Cleaned", "PendingCite", "read_part", "strip_private"]
+__all__ = [
+    "PRIVATE_CHARS",
+    "Cleaned",
+    "PendingCite",
+    "cite_links",
+    "read_part",
+    "strip_private",
+]
 
 PRIVATE_CHARS = ("\ue200", "\ue201", "\ue202")
 """The private-use characters that open, close and separate a ChatGPT marker."""
@@ -175,26 +183,44 @@ class PendingCite:
 
 
 def read_part(
-    builder: AnswerBuilder, raw_text: str, annotations: list[Any], path: str
+    builder: AnswerBuilder,
+    raw_text: str,
+    annotations: list[Any],
+    path: str,
+    *,
+    links: bool = False,
 ) -> list[PendingCite]:
     """Append one text part and read its annotations; return its private ``cite`` markers.
 
     Private-use markers leave the text first (the annotations' offsets follow); placeholder
     annotations become sources, and numbered markers cite them when they can be matched.
+
+    With ``links`` (xAI's answers), a ``url_citation`` without any offsets is a source (xAI
+    lists the sources it met so when inline citations are off), and each numbered inline link
+    (``[[n]](url)``, ``[n](url)``) no annotation spans cites its URL (see `cite_links`).
     """
     cleaned = strip_private(raw_text)
     text = cleaned.text
     base = builder.append_text(text)
     placeholders: list[tuple[int, str | None, int | None]] = []
+    spans: list[tuple[int, int]] = []
     for k, ann in enumerate(annotations):
         apath = f"{path}.annotations[{k}]"
         if is_placeholder(ann):
             sid, number = url_source(builder, ann, apath)
             placeholders.append((k, sid, number))
             continue
-        annotation(builder, _shifted(ann, cleaned), text, base, apath, raw=ann)
+        shifted = _shifted(ann, cleaned)
+        if links and isinstance(shifted, Mapping) and _positionless(shifted):
+            url_source(builder, shifted, apath, raw=ann)
+            continue
+        if links:
+            spans.extend(_span_of(shifted))
+        annotation(builder, shifted, text, base, apath, raw=ann)
     if placeholders:
         _cite_numbered(builder, text, base, annotations, placeholders, path)
+    elif links:
+        cite_links(builder, text, base, spans, path)
     pending: list[PendingCite] = []
     for marker in cleaned.markers:
         where = f"{path}: private-use marker {marker.label} at {base + marker.at}"
@@ -351,3 +377,82 @@ def _marker_groups(text: str) -> list[tuple[int, int, _Markers]]:
         else:
             groups.append((start, end, markers))
     return groups
+
+
+# --- xAI: numbered inline links -------------------------------------------------------------
+
+_INLINE_LINK_RE = re.compile(
+    r"(?<![\[!])\[(\[)?(\d{1,4})\](?(1)\])\((https?://(?:[^\s()]|\([^\s()]{0,200}\)){1,2048})\)"
+)
+"""A numbered inline link: xAI's ``[[n]](url)``, or ``[n](url)``; a URL may hold one level of
+parentheses (``…/XAI_(company)``)."""
+
+
+def _positionless(ann: object) -> bool:
+    """Whether an annotation is a ``url_citation`` that gives neither offset."""
+    if not isinstance(ann, Mapping) or ann.get("type") != "url_citation":
+        return False
+    nested = ann.get("url_citation")
+    body = nested if isinstance(nested, Mapping) else ann
+    return body.get("start_index") is None and body.get("end_index") is None
+
+
+def _span_of(ann: object) -> list[tuple[int, int]]:
+    """The ``(start, end)`` a ``url_citation`` annotates, when it gives a usable one."""
+    if not isinstance(ann, Mapping) or ann.get("type") != "url_citation":
+        return []
+    nested = ann.get("url_citation")
+    body = nested if isinstance(nested, Mapping) else ann
+    start, end = body.get("start_index"), body.get("end_index")
+    if type(start) is int and type(end) is int and 0 <= start < end:
+        return [(start, end)]
+    return []
+
+
+def cite_links(
+    builder: AnswerBuilder,
+    text: str,
+    base: int,
+    annotated: list[tuple[int, int]],
+    path: str,
+) -> None:
+    """Cite the claim before each numbered inline link no annotation spans, by its URL.
+
+    xAI writes its inline citations as ``[[n]](url)`` after the claim they support, and on
+    Chat Completions (and in text a framework kept without the annotations) the links are all
+    there is. A run of adjacent links is one marker citing every URL in it; the link's URL is
+    the source (merged with the same URL from ``citations`` or an annotation), its number kept
+    in ``extras["marker_number"]`` (the first of a run), and ``extras["recovered_from"]`` says
+    ``"inline_link"``. Links inside a span an annotation gives were cited by the annotation.
+    Named links (``[site](url)``) and bare ``[n]`` are not read: nothing says what they cite.
+    """
+    runs: list[tuple[int, int, list[tuple[int, str]]]] = []
+    for match in _INLINE_LINK_RE.finditer(text):
+        start, end = match.span()
+        if any(a < end and start < b for a, b in annotated):
+            continue
+        link = (int(match.group(2)), match.group(3))
+        if runs and text[runs[-1][1] : start].strip(" ") == "":
+            runs[-1] = (runs[-1][0], end, [*runs[-1][2], link])
+        else:
+            runs.append((start, end, [link]))
+    if not runs:
+        return
+    claims = claim_spans(text, [(start, end) for start, end, _ in runs])
+    for (start, end, found), (claim_start, claim_end) in zip(runs, claims, strict=True):
+        ids = [
+            builder.add_source({"kind": "web", "url": url, "raw": {"url": url, "number": n}})
+            for n, url in found
+        ]
+        if claim_start == claim_end:
+            claim_start, claim_end = start, end  # nothing to claim around it: the link itself
+        builder.cite(
+            base + claim_start,
+            base + claim_end,
+            ids,
+            marker_span=(base + start, base + end),
+            location=UrlLocation(url=found[0][1]) if len(found) == 1 else None,
+            extras={"marker_number": found[0][0], "recovered_from": "inline_link"},
+            raw=text[start:end],
+            where=f"{path}: inline link {text[start:end][:60]!r} at {base + start}",
+        )

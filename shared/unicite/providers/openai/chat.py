@@ -20,6 +20,7 @@ from unicite.providers.openai._annotations import (
 )
 from unicite.providers.openai._content import chat_completion, is_chat_content
 from unicite.providers.openai._inline import PRIVATE_CHARS, read_part
+from unicite.providers.openai._xai import XAI, all_citations, is_xai_completion
 
 __all__ = ["OPENAI_CHAT", "OpenAIChatProvider"]
 
@@ -44,6 +45,9 @@ def _choice(
 
 def _read_completion(data: Mapping[str, Any], builder: AnswerBuilder, candidate: int) -> None:
     read = builder.read
+    xai = is_xai_completion(data)
+    if xai:
+        builder.provider = XAI
     builder.model = read.text(data, "model", "completion")
     completion_id = read.text(data, "id", "completion")
     if completion_id:
@@ -52,6 +56,8 @@ def _read_completion(data: Mapping[str, Any], builder: AnswerBuilder, candidate:
         builder.grounded = True  # search models (and OpenRouter's :online) search first
     choice, path = _choice(builder, data, candidate)
     if choice is None:
+        if xai:
+            all_citations(builder, data, "completion")
         return
     finish_reason = read.text(choice, "finish_reason", path)
     if finish_reason:
@@ -68,28 +74,41 @@ def _read_completion(data: Mapping[str, Any], builder: AnswerBuilder, candidate:
     annotations = read.items(message, "annotations", mpath)
     if annotations:
         builder.grounded = True
-    for cite in read_part(builder, text, annotations, mpath):
+    for cite in read_part(builder, text, annotations, mpath, links=xai):
         # Chat Completions show no search calls: nothing tells what a private marker names.
         builder.note(f"{cite.path}: a completion lists no search results; left uncited")
-    _grounding(builder, annotations)
+    if xai:
+        all_citations(builder, data, "completion")
+    _grounding(builder, annotations, data.get("citations") if xai else None)
 
 
-def _grounding(builder: AnswerBuilder, annotations: list[Any]) -> None:
+def _grounding(builder: AnswerBuilder, annotations: list[Any], urls: object = None) -> None:
     """``extras["grounded_effective"]`` for a completion; Chat Completions show no tool calls.
 
-    True when the message carries ``url_citation`` annotations (placeholders included); False
-    when a search model (``*search*``, OpenRouter's ``*:online``) answered without any; unset
-    otherwise (whether a search was asked for is not in the response). ``extras["tool_calls"]``
-    is never set: the API does not say how many searches ran.
+    True when the message carries ``url_citation`` annotations (placeholders included), or an
+    xAI completion a non-empty ``citations`` list (its Live Search found sources); False when a
+    search model (``*search*``, OpenRouter's ``*:online``) answered without any, or an xAI
+    completion's ``citations`` is empty; unset otherwise (whether a search was asked for is
+    not in the response). ``extras["tool_calls"]`` is never set: the API does not say how many
+    searches ran.
     """
     cited = any(isinstance(a, Mapping) and a.get("type") == "url_citation" for a in annotations)
     model = builder.model or ""
-    if cited or "search" in model or model.endswith(":online"):
+    if isinstance(urls, list):
+        builder.extras["grounded_effective"] = cited or bool(urls)
+    elif cited or "search" in model or model.endswith(":online"):
         builder.extras["grounded_effective"] = cited
 
 
 class OpenAIChatProvider(Provider):
-    """Chat Completions, with the ``url_citation`` annotations of search models."""
+    """Chat Completions, with the ``url_citation`` annotations of search models.
+
+    xAI's completions (a Grok model; ``answer.provider`` says ``"xai"``) are read here too:
+    the top-level ``citations`` list of its (deprecated) Live Search are sources, and each
+    ``[[n]](url)`` link in the text cites the claim before it (see
+    `unicite.providers.openai._inline.cite_links`); their stream sends ``citations`` in its
+    last chunk.
+    """
 
     name = NAME
     api = "chat"
@@ -170,6 +189,11 @@ class _ChatStream(RebuildingStream):
         for key in ("id", "model", "created"):
             if key in event and key not in self._head:
                 self._head[key] = event[key]
+        if event.get("citations") is not None:
+            # xAI sends the URLs its search met in the last chunk.
+            self._head["citations"] = copy.deepcopy(event["citations"])
+        # xAI's links are read from the whole text (see OpenAIChatProvider).
+        self._whole = self._whole or is_xai_completion(event)
         choices = event.get("choices")
         if not isinstance(choices, list):
             self.diagnostics.append("chat.completion.chunk: choices is not a list")

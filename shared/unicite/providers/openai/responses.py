@@ -13,6 +13,13 @@ from typing import Any
 
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
+from unicite.providers.openai._agents import (
+    AGENT_EVENTS,
+    RUN_OBJECT,
+    is_run,
+    run_response,
+    settles_run,
+)
 from unicite.providers.openai._annotations import (
     NAME,
     add_unique,
@@ -29,6 +36,13 @@ from unicite.providers.openai._content import (
     responses_payload,
 )
 from unicite.providers.openai._inline import PRIVATE_CHARS, PendingCite, read_part
+from unicite.providers.openai._xai import (
+    XAI,
+    XAI_QUIET_ITEMS,
+    all_citations,
+    call_query,
+    is_xai_response,
+)
 from unicite.providers.perplexity import AGENT_ITEMS, PERPLEXITY, agent_response
 from unicite.providers.shapes import OPENAI_QUIET_ITEMS, OPENAI_SEARCH_TOOLS
 from unicite.sources import SourceLedger
@@ -36,13 +50,21 @@ from unicite.sources import SourceLedger
 __all__ = ["OPENAI_RESPONSES", "OpenAIResponsesProvider"]
 
 
-_TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_TERMINAL_EVENTS = frozenset(
+    {"response.completed", "response.incomplete", "response.failed", "response.done"}
+)
 _SNAPSHOT_EVENTS = frozenset({"response.created", "response.in_progress", "response.queued"})
 # Event families that change nothing the reader keeps: tool progress, reasoning, audio, arguments.
 _IGNORED_EVENT_PREFIXES = (
     "response.web_search_call.",
     "response.file_search_call.",
     "response.code_interpreter_call",
+    # xAI's server-side tools.
+    "response.x_search_call.",
+    "response.code_execution_call.",
+    "response.view_image_call.",
+    "response.view_x_video_call.",
+    "response.mcp_call.",
     "response.image_generation_call.",
     "response.mcp_",
     "response.reasoning_",
@@ -56,7 +78,7 @@ _IGNORED_EVENT_PREFIXES = (
     # items of the terminal response.
     "response.reasoning.",
 )
-_SEARCH_CALLS = frozenset({"web_search_call", "file_search_call"})
+_SEARCH_CALLS = frozenset({"web_search_call", "file_search_call", "x_search_call"})
 _SEARCH_RESULT_RE = re.compile(r"turn(\d{1,4})search(\d{1,5})")
 
 
@@ -77,6 +99,8 @@ class _Call:
 class _Reading:
     """What reading one response gathers beyond the builder: tool calls and pending cites."""
 
+    xai: bool = False
+    """The response is xAI's (see `unicite.providers.openai._xai`)."""
     calls: list[_Call] = field(default_factory=list)
     pending: list[PendingCite] = field(default_factory=list)
     cited: bool = False
@@ -104,6 +128,8 @@ def _web_search(
     builder.grounded = True
     action = read.obj(item, "action", path)
     if action is None:
+        # xAI's calls hold their query in JSON `arguments`, and no action.
+        add_unique(builder, "web_search_queries", call_query(item))
         return None, None
     apath = f"{path}.action"
     kind = read.text(action, "type", apath)
@@ -210,7 +236,11 @@ def _tool_item(
         action, found = _web_search(builder, item, path)
     elif kind == "file_search_call":
         _file_search(builder, item, path)
-    elif kind not in OPENAI_QUIET_ITEMS:
+    elif kind == "x_search_call":
+        # xAI's X search: its posts come back only as URLs (citations, annotations, links).
+        builder.grounded = True
+        add_unique(builder, "x_search_queries", call_query(item))
+    elif kind not in OPENAI_QUIET_ITEMS and kind not in XAI_QUIET_ITEMS:
         keep_unknown(builder, path, item, "output item type")
     if reading is not None and kind != "reasoning":
         ran = item.get("status") not in ("failed", "incomplete")
@@ -237,7 +267,7 @@ def _read_message(
                 isinstance(a, Mapping) and a.get("type") in ("url_citation", "file_citation")
                 for a in annotations
             )
-            reading.pending.extend(read_part(builder, text, annotations, ppath))
+            reading.pending.extend(read_part(builder, text, annotations, ppath, links=reading.xai))
         elif kind == "refusal":
             # A refusal is not answer text; it is kept for the application to show.
             refusal = read.text(part, "refusal", ppath)
@@ -260,6 +290,9 @@ def _why(data: Mapping[str, Any]) -> str:
 
 def _read_response(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
     read = builder.read
+    reading = _Reading(xai=is_xai_response(data))
+    if reading.xai:
+        builder.provider = XAI
     builder.model = read.text(data, "model", "response")
     response_id = read.text(data, "id", "response")
     if response_id:
@@ -277,7 +310,6 @@ def _read_response(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
         builder.note(f"response {status}{_why(data)}: the answer may be missing or cut short")
     if "output" not in data:
         builder.note("response.output is missing")
-    reading = _Reading()
     for i, item in enumerate(read.items(data, "output", "response")):
         path = f"response.output[{i}]"
         if not isinstance(item, Mapping):
@@ -288,22 +320,9 @@ def _read_response(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
             _read_message(builder, item, path, reading)
         else:
             _tool_item(builder, item, kind, path, reading)
-    _all_citations(builder, data)
+    all_citations(builder, data, "response")
     _resolve_private(builder, data, reading)
     _grounding(builder, data, reading)
-
-
-def _all_citations(builder: AnswerBuilder, data: Mapping[str, Any]) -> None:
-    """The top-level ``citations`` of xAI: every URL its search tools met, cited or not."""
-    urls = data.get("citations")
-    if not isinstance(urls, list):
-        return
-    builder.grounded = builder.grounded or bool(urls)
-    for n, url in enumerate(urls):
-        if isinstance(url, str) and url:
-            builder.add_source({"kind": "web", "url": url, "rank": n, "raw": url})
-        else:
-            builder.note(f"response.citations[{n}]: expected a URL string, got {kind_name(url)}")
 
 
 def _resolve_private(builder: AnswerBuilder, data: Mapping[str, Any], reading: _Reading) -> None:
@@ -363,13 +382,13 @@ def _resolve_private(builder: AnswerBuilder, data: Mapping[str, Any], reading: _
 def _grounding(builder: AnswerBuilder, data: Mapping[str, Any], reading: _Reading) -> None:
     """``extras["grounded_effective"]`` and ``extras["tool_calls"]``.
 
-    ``tool_calls`` counts the ``web_search_call`` and ``file_search_call`` items. Grounding took
-    effect (True) when one of them ran (its status is not ``failed`` / ``incomplete``), when a
-    message carries url or file citations (placeholders included) or when xAI's top-level
-    ``citations`` lists sources. It did not (False) when a search tool was offered (the
-    response echoes the request's ``tools``) or, with no ``tools`` echoed, the model is a
-    search model (``*search*``, ``*deep-research*``), and nothing ran. Otherwise neither key is
-    set: no search was asked for.
+    ``tool_calls`` counts the ``web_search_call``, ``file_search_call`` and xAI's
+    ``x_search_call`` items. Grounding took effect (True) when one of them ran (its status is
+    not ``failed`` / ``incomplete``), when a message carries url or file citations
+    (placeholders included) or when xAI's top-level ``citations`` lists sources. It did not
+    (False) when a search tool was offered (the response echoes the request's ``tools``) or,
+    with no ``tools`` echoed, the model is a search model (``*search*``, ``*deep-research*``),
+    and nothing ran. Otherwise neither key is set: no search was asked for.
     """
     calls = [call for call in reading.calls if call.kind in _SEARCH_CALLS]
     effective = any(call.ran for call in calls) or reading.cited or bool(data.get("citations"))
@@ -384,11 +403,25 @@ def _grounding(builder: AnswerBuilder, data: Mapping[str, Any], reading: _Readin
         builder.extras["tool_calls"] = len(calls)
 
 
+def _read_run(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
+    """Read an Agents SDK run result as the Responses response it adds up to."""
+    response, extras, notes = run_response(data)
+    for note in notes:
+        builder.note(note)
+    _read_response(response, builder)
+    builder.extras.update(extras)
+
+
 class OpenAIResponsesProvider(Provider):
     """The Responses API: ``{"object": "response", "output": [...]}`` and its SSE events.
 
     A terminal stream event (``response.completed``, ``.incomplete``, ``.failed``) reads as the
     response it carries: frameworks keep the last event of a streamed call as its response.
+
+    Also read here, in the same shape: xAI's answers (``answer.provider`` says ``"xai"``; see
+    `unicite.providers.openai._xai`), and OpenAI Agents SDK run results and their stream
+    events, translated into the Responses response the run adds up to (see
+    `unicite.providers.openai._agents`).
     """
 
     name = NAME
@@ -402,6 +435,8 @@ class OpenAIResponsesProvider(Provider):
         """
         if agent_response(data) is not None:
             return False
+        if is_run(data):
+            return True
         if data.get("object") == "response" or _terminal_response(data) is not None:
             return True
         return (
@@ -409,9 +444,9 @@ class OpenAIResponsesProvider(Provider):
         )
 
     def detect_event(self, event: Mapping[str, Any]) -> bool:
-        """Whether `event` is a Responses stream event."""
+        """Whether `event` is a Responses stream event (or an Agents SDK run's stream event)."""
         kind = event.get("type")
-        return isinstance(kind, str) and kind.startswith("response.")
+        return isinstance(kind, str) and (kind.startswith("response.") or kind in AGENT_EVENTS)
 
     def read(self, data: Mapping[str, Any], builder: AnswerBuilder, **options: Any) -> None:
         """Fill `builder` from a final Responses API response (or its terminal event).
@@ -419,6 +454,9 @@ class OpenAIResponsesProvider(Provider):
         A Perplexity Agent API response (its stream has the same events, so it arrives here)
         is read by the Perplexity reader, and the answer says ``provider="perplexity"``.
         """
+        if is_run(data):
+            _read_run(data, builder)
+            return
         response = _terminal_response(data) or data
         if agent_response(response) is not None:
             builder.provider = PERPLEXITY.name
@@ -487,8 +525,11 @@ def _needs_whole(event: Mapping[str, Any]) -> bool:
     response = event.get("response")
     if isinstance(response, Mapping):
         output = response.get("output")
-        return agent_response(response) is not None or (
-            isinstance(output, list) and any(_odd_item(item) for item in output)
+        # xAI's inline links cite what no annotation may name: read from the whole text.
+        return (
+            agent_response(response) is not None
+            or is_xai_response(response)
+            or (isinstance(output, list) and any(_odd_item(item) for item in output))
         )
     return isinstance(kind, str) and kind.startswith("response.reasoning.")
 
@@ -531,6 +572,11 @@ class _ResponsesStream(RebuildingStream):
         # Perplexity's `[n]` markers are read from the whole text: such a stream announces its
         # citations when it ends.
         self._whole = False
+        # An Agents SDK run's events: one Responses stream per model call, read as the run.
+        self._run = False
+        self._agent: str | None = None
+        self._turns: list[dict[str, Any]] = []
+        self._turn: _ResponsesStream | None = None
 
     # --- snapshot ------------------------------------------------------------------------
 
@@ -566,7 +612,12 @@ class _ResponsesStream(RebuildingStream):
         self._deltas.clear()
 
     def response(self) -> dict[str, Any]:
-        """The response as the events so far describe it."""
+        """The response as the events so far describe it (an Agents SDK run's: the run)."""
+        if self._run:
+            turns = list(self._turns)
+            if self._turn is not None:
+                turns.append(_turn_of(self._turn.response()))
+            return {"object": RUN_OBJECT, "agent": self._agent, "responses": turns}
         self._join_deltas()
         if self._final is not None:
             # As the SDK does: a terminal response without output takes the streamed items.
@@ -582,8 +633,45 @@ class _ResponsesStream(RebuildingStream):
 
     def take(self, event: Mapping[str, Any]) -> bool:
         """Merge one event; True when it may have settled citations."""
+        if event.get("type") in AGENT_EVENTS:
+            return self._take_run(event)
         self._whole = self._whole or _needs_whole(event)
         return self._take(event)
+
+    def _take_run(self, event: Mapping[str, Any]) -> bool:
+        """Merge one Agents SDK stream event; True when a model call ended the run.
+
+        Each model call's raw events rebuild its response; a completed call whose output has
+        a message and nothing the SDK runs afterwards is the run's last (see `settles_run`),
+        and its citations are announced then.
+        """
+        self._run = True
+        kind = event.get("type")
+        if kind == "agent_updated_stream_event":
+            agent = event.get("new_agent")
+            name = agent.get("name") if isinstance(agent, Mapping) else None
+            self._agent = name if isinstance(name, str) else None
+            return False
+        if kind != "raw_response_event":
+            return False  # run items repeat what the raw events carry
+        data = event.get("data")
+        if not isinstance(data, Mapping):
+            self.diagnostics.append("raw_response_event: no event data")
+            return False
+        inner = data.get("type")
+        if inner == "response.created" and self._turn is not None:
+            self._turns.append(_turn_of(self._turn.response()))
+            self._turn = None
+        if self._turn is None:
+            self._turn = _ResponsesStream(self.provider, **self.options)
+        self._turn.take(data)
+        self.diagnostics.extend(n for n in self._turn.diagnostics if n not in self.diagnostics)
+        if isinstance(inner, str) and inner in _TERMINAL_EVENTS:
+            turn = self._turn.response()
+            self._turns.append(_turn_of(turn))
+            self._turn = None
+            return settles_run(turn)
+        return False
 
     def _take(self, event: Mapping[str, Any]) -> bool:
         kind = event.get("type")
@@ -727,7 +815,7 @@ class _ResponsesStream(RebuildingStream):
 
     def announce(self) -> list[CitationEvent]:
         """The citations the events so far settled (all of them once the stream is over)."""
-        if self._whole:
+        if self._whole or self._run:
             return super().announce() if self._final is not None else []
         events = self._flush(final=self._final is not None)
         self._cited += len(events)
@@ -737,7 +825,19 @@ class _ResponsesStream(RebuildingStream):
 
     def problems(self) -> list[str]:
         """What a stream without its terminal event lacks."""
+        if self._run:
+            return [] if self._turn is None else ["stream ended before response.completed"]
         return [] if self._final is not None else ["stream ended before response.completed"]
+
+
+def _turn_of(response: Mapping[str, Any]) -> dict[str, Any]:
+    """One model call of an Agents SDK run as its run result holds it: its id and output."""
+    response_id = response.get("id")
+    output = response.get("output")
+    return {
+        "id": response_id if isinstance(response_id, str) else None,
+        "output": output if isinstance(output, list) else [],
+    }
 
 
 OPENAI_RESPONSES = OpenAIResponsesProvider()
