@@ -309,3 +309,26 @@ def test_a_corrupt_event_stream_body_stops_with_a_diagnostic() -> None:
     cut = collect_stream(body[: len(body) - 7])
     assert cut.diagnostics == ["event-stream message 21: cut short or corrupt; stopped"]
     assert cut.citations == extract(final("test_claude_documents")).citations
+
+
+def test_shapes_seen_in_the_wild_read_with_a_diagnostic() -> None:
+    # A block holding its text beside citationsContent, and citationsContent as a bare list
+    # of citations: not the API's shapes, read for what they plainly say.
+    answer = extract(
+        converse(
+            {"text": "Grüezi ", "citationsContent": {"citations": [web("https://a.example/ä")]}},
+            {"text": "Zürich ☀️"},
+            {"citationsContent": [web("https://b.example/ö")]},
+        )
+    )
+    assert answer.text == "Grüezi Zürich ☀️"
+    assert [(c.text, answer.source(c.source_ids[0]).url) for c in answer.citations] == [
+        ("Grüezi", "https://a.example/ä"),
+        ("Zürich ☀️", "https://b.example/ö"),
+    ]
+    assert answer.diagnostics == [
+        "response.output.message.content[0]: text beside citationsContent; the text is what "
+        "it cites",
+        "response.output.message.content[2].citationsContent: a list, not the API's object; "
+        "read as its citations",
+    ]

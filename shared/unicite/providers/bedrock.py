@@ -183,8 +183,19 @@ class _ConverseReader:
 
     def _citations_content(self, block: Mapping[str, Any], path: str) -> list[Citation]:
         cpath = f"{path}.citationsContent"
-        body = self.read.obj(block, "citationsContent", path) or {}
+        given = block.get("citationsContent")
+        body: Mapping[str, Any]
+        if isinstance(given, list):
+            self.builder.note(f"{cpath}: a list, not the API's object; read as its citations")
+            body = {"citations": given}
+        else:
+            body = self.read.obj(block, "citationsContent", path) or {}
         pieces = []
+        own = block.get("text")
+        if isinstance(own, str):
+            # Not the API's shape (a content block has one key): the block's text is its claim.
+            self.builder.note(f"{path}: text beside citationsContent; the text is what it cites")
+            pieces.append(own)
         for n, part in enumerate(self.read.items(body, "content", cpath)):
             if not isinstance(part, Mapping):
                 self.builder.note(f"{cpath}.content[{n}]: expected an object")
