@@ -396,3 +396,27 @@ def test_a_tool_answering_from_a_knowledge_base_gives_the_chunks_it_cited() -> N
     # The PDF chunk, cited twice, is one source.
     assert [s.id for s in sources] == ["1%3A0%3AgQ7tZ", "1%3A0%3AwZ3kq", "1%3A0%3AeT5pn"]
     assert all(s.rank is None for s in sources)  # references are cited, not ranked
+
+
+def test_a_llamaindex_knowledge_base_node_keeps_its_location() -> None:
+    # llama-index-retrievers-bedrock's NodeWithScore (dumped): the result's location and
+    # metadata ("sourceMetadata") as the node's metadata, the score beside the node.
+    node = {
+        "node": {
+            "id_": "9b2f6c1e-0d4a-4f7e-8a3b-5c6d7e8f9a0b",
+            "text": WEB_CHUNK["content"]["text"],
+            "metadata": {
+                "location": WEB_CHUNK["location"],
+                "sourceMetadata": WEB_CHUNK["metadata"],
+            },
+        },
+        "score": 0.64,
+    }
+    [source] = from_tool_output("query_engine", [node])
+    assert (source.kind, source.url, source.provider_id, source.content) == (
+        "web",
+        "https://hilfe.example.cn/baoxiu",
+        "1%3A0%3AwZ3kq",
+        "所有设备保修两年。维修时请出示发票。",
+    )
+    assert source.extras["score"] == 0.64

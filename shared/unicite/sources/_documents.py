@@ -90,12 +90,14 @@ def _rag_item(item: Mapping[str, Any], rank: int | None, call: ToolCall) -> Sour
     serialized ``{"lc": 1, "kwargs": ...}`` form); those of ``AmazonKnowledgeBasesRetriever``
     (``metadata.location`` / ``source_metadata``) as `bedrock_kb_documents` reads them.
     LlamaIndex node or ``NodeWithScore``: ``text`` (or ``text_resource.text``) + ``metadata``
-    + ``score``.
+    + ``score`` (a Bedrock knowledge base's, with ``location`` / ``sourceMetadata``, as
+    `bedrock_kb_documents` reads them).
     """
     if item.get("lc") == 1 and isinstance(item.get("kwargs"), Mapping):
         item = item["kwargs"]
     if "page_content" in item:
-        bedrock = bedrock_kb_documents(item, rank, call)
+        metadata = as_mapping(item.get("metadata")) or {}
+        bedrock = bedrock_kb_documents(metadata, item.get("page_content"), rank, call)
         if bedrock is not False:
             return bedrock
         return _document(item, rank, call, text=first_str(item, "page_content"), score=None)
@@ -104,6 +106,10 @@ def _rag_item(item: Mapping[str, Any], rank: int | None, call: ToolCall) -> Sour
         return False
     resource = as_mapping(node.get("text_resource")) or {}
     text = first_str(node, "text") or first_str(resource, "text")
+    metadata = as_mapping(node.get("metadata")) or {}
+    bedrock = bedrock_kb_documents(metadata, text, rank, call, score=item.get("score"))
+    if bedrock is not False:
+        return bedrock
     return _document(node, rank, call, text=text, score=item.get("score"))
 
 

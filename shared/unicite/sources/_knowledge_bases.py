@@ -285,17 +285,33 @@ def bedrock_kb_results(data: Any, call: ToolCall) -> list[Source] | None:
 
 
 def bedrock_kb_documents(
-    item: Mapping[str, Any], rank: int | None, call: ToolCall
+    metadata: Mapping[str, Any],
+    text: object,
+    rank: int | None,
+    call: ToolCall,
+    *,
+    score: object = None,
 ) -> Source | bool | None:
-    """A LangChain ``Document`` from ``AmazonKnowledgeBasesRetriever``; False when not one.
+    """A retrieved document of a framework's knowledge base retriever; False when not one.
 
-    Its metadata is the ``Retrieve`` result without ``content``: ``location``, ``score``,
-    ``type`` (the content type), ``source_metadata`` (the result's metadata) and, when given,
-    ``documentId``; its ``page_content`` is the chunk's text.
+    LangChain's ``AmazonKnowledgeBasesRetriever`` keeps the ``Retrieve`` result without its
+    ``content`` as a ``Document``'s metadata: ``location``, ``score``, ``type`` (the content
+    type), ``source_metadata`` (the result's metadata) and, when given, ``documentId``; the
+    chunk's text is the ``page_content``. LlamaIndex's (``llama-index-retrievers-bedrock``)
+    keeps ``location`` and ``sourceMetadata`` as a node's metadata, the score on the
+    ``NodeWithScore``.
+
+    Args:
+        metadata: The document's or node's metadata.
+        text: Its text.
+        rank: Its place among the documents retrieved with it.
+        call: The retriever or tool call being read.
+        score: The score the framework keeps beside the metadata, if any.
     """
-    metadata = as_mapping(item.get("metadata")) or {}
     location = as_mapping(metadata.get("location"))
-    source_metadata = as_mapping(metadata.get("source_metadata"))
+    source_metadata = as_mapping(metadata.get("source_metadata")) or as_mapping(
+        metadata.get("sourceMetadata")
+    )
     if location is None and source_metadata is None:
         return False
     if location is not None and not (
@@ -304,10 +320,12 @@ def bedrock_kb_documents(
         return False
     if location is None and not is_bedrock_kb_metadata(source_metadata or {}):
         return False
-    text = item.get("page_content")
+    reference = dict(metadata)
+    if score is not None:
+        reference["score"] = score
     notes: list[str] = []
     source = bedrock_kb_source(
-        metadata,
+        reference,
         rank=rank,
         origin=call.origin,
         text=text if isinstance(text, str) and text.strip() else None,
