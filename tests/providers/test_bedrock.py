@@ -332,3 +332,18 @@ def test_shapes_seen_in_the_wild_read_with_a_diagnostic() -> None:
         "response.output.message.content[2].citationsContent: a list, not the API's object; "
         "read as its citations",
     ]
+
+
+def test_grounding_forensics_name_the_first_content_block(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("UNICITE_DEBUG_GROUNDING", "1")
+    with caplog.at_level("INFO", logger="unicite.grounding"):
+        extract(final("test_nova_web_grounding"))
+    [record] = [r for r in caplog.records if r.name == "unicite.grounding"]
+    facts = record.unicite_grounding  # type: ignore[attr-defined]
+    assert (facts["first_output_item"], facts["tool_calls"], facts["citations"]) == (
+        "toolUse",
+        1,
+        3,
+    )

@@ -219,8 +219,9 @@ def _grounding_keys(data: Mapping[str, Any]) -> dict[str, int | None]:
 def _first_item(data: object) -> str:
     """The type of the response's first output item: ``web_search_call``, ``text``...
 
-    Responses ``output``, Anthropic and Cohere ``content``, a Gemini candidate's first part
-    (its field name), a Chat Completions choice's message.
+    Responses ``output``, Anthropic and Cohere ``content``, a Bedrock Converse
+    ``output.message``'s first content block (its key), a Gemini candidate's first part (its
+    field name), a Chat Completions choice's message.
     """
     if not isinstance(data, Mapping):
         return type(data).__name__
@@ -228,6 +229,9 @@ def _first_item(data: object) -> str:
         items = data.get(key)
         if isinstance(items, list):
             return _kind(items[0]) if items else f"{key}: empty"
+    output = data.get("output")
+    if isinstance(output, Mapping):
+        return _first_item(output)
     message = data.get("message")
     if isinstance(message, Mapping):
         return _first_item(message)
