@@ -420,3 +420,22 @@ def test_a_llamaindex_knowledge_base_node_keeps_its_location() -> None:
         "所有设备保修两年。维修时请出示发票。",
     )
     assert source.extras["score"] == 0.64
+
+
+def test_a_kendra_document_is_titled_and_linked() -> None:
+    reference = {
+        "content": {"text": "Öffnungszeiten: Montag bis Freitag, 9–17 Uhr."},
+        "location": {
+            "type": "KENDRA",
+            "kendraDocumentLocation": {"uri": "https://intranet.example.de/service/zeiten"},
+        },
+        "metadata": {"x-amz-kendra-document-title": "Servicezeiten – Übersicht"},
+    }
+    source = bedrock_kb_source(reference)
+    assert source is not None
+    assert (source.kind, source.url, source.title) == (
+        "document",
+        "https://intranet.example.de/service/zeiten",
+        "Servicezeiten – Übersicht",
+    )
+    assert source.extras["location_type"] == "KENDRA"

@@ -17,10 +17,11 @@ Where a chunk lives:
 - ``SQL``: the query that produced the rows, ``extras["sql_query"]``; ``CUSTOM``: the
   document's id, ``extras["custom_document_id"]``.
 
-``extras["location_type"]`` keeps the type. Without a location, the metadata's
-``x-amz-bedrock-kb-source-uri`` stands for it. The metadata is kept whole in
-``extras["metadata"]``; its chunk id is the source's `provider_id` (so a chunk cited twice is
-one source), its data source id ``extras["data_source_id"]``.
+The title is the metadata's ``title`` (or a Kendra GenAI index's
+``x-amz-kendra-document-title``), else an S3 file's name. ``extras["location_type"]`` keeps the
+type. Without a location, the metadata's ``x-amz-bedrock-kb-source-uri`` stands for it. The
+metadata is kept whole in ``extras["metadata"]``; its chunk id is the source's `provider_id`
+(so a chunk cited twice is one source), its data source id ``extras["data_source_id"]``.
 
 Pages: ``x-amz-bedrock-kb-document-page-number`` (PDF chunks in some vector stores) is read as
 a 0-based page index. AWS does not document its base; users who linked it as it is found their
@@ -67,6 +68,7 @@ SOURCE_URI = "x-amz-bedrock-kb-source-uri"
 CHUNK_ID = "x-amz-bedrock-kb-chunk-id"
 DATA_SOURCE_ID = "x-amz-bedrock-kb-data-source-id"
 PAGE_NUMBER = "x-amz-bedrock-kb-document-page-number"
+KENDRA_TITLE = "x-amz-kendra-document-title"
 
 
 def _is_web(value: str | None) -> bool:
@@ -187,7 +189,7 @@ def bedrock_kb_source(
             "metadata": dict(meta) if meta else None,
         }
     )
-    title = first_str(meta, "title", "document_title")
+    title = first_str(meta, "title", "document_title", KENDRA_TITLE)
     if title is None and uri is not None:
         title = uri.rstrip("/").rsplit("/", 1)[-1] or uri
     source_kind: SourceKind = "web" if kind == "WEB" else "document"
