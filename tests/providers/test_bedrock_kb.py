@@ -439,3 +439,12 @@ def test_a_kendra_document_is_titled_and_linked() -> None:
         "Servicezeiten – Übersicht",
     )
     assert source.extras["location_type"] == "KENDRA"
+
+
+def test_a_guardrail_on_retrieve_results_is_a_diagnostic() -> None:
+    notes: list[str] = []
+    found = from_tool_output(
+        "knowledge_base", {**RETRIEVE, "guardrailAction": "INTERVENED"}, diagnostics=notes
+    )
+    assert len(found) == 3
+    assert notes == ["knowledge_base: a guardrail intervened in the knowledge base's results"]

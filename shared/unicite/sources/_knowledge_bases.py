@@ -262,6 +262,8 @@ def bedrock_kb_results(data: Any, call: ToolCall) -> list[Source] | None:
     if mapping is not None:
         results = mapping.get("retrievalResults")
         if isinstance(results, list):
+            if mapping.get("guardrailAction") == "INTERVENED":
+                call.note("a guardrail intervened in the knowledge base's results")
             if not results:
                 call.note("the knowledge base returned no results")
                 return []
