@@ -111,9 +111,7 @@ marker is a citation only when it reads as one and its numbers name given source
 ``challenges[doc2].``) unless the name before it reads as code (`doc_index_before`).
 """
 
-MARKER_SHAPE_RE = re.compile(
-    "|".join((_NUMERIC_SHAPES, _DOCS, _CITE_SUP, _SUP, *_OTHER_SHAPES))
-)
+MARKER_SHAPE_RE = re.compile("|".join((_NUMERIC_SHAPES, _DOCS, _CITE_SUP, _SUP, *_OTHER_SHAPES)))
 """`MARKER_RE` without its look-behind guards: the marker that starts at a given position."""
 
 URL_PARENS_PREFIX = r"\((?:[^()\s]|\([^()\s]{0,300}\)){0,2048}(?:\([^()\s]{0,300})?"
@@ -271,9 +269,7 @@ def marker_spans(
 
 # --- one marker ---------------------------------------------------------------------------------
 
-MarkerKind = Literal[
-    "brackets", "sids", "sup", "footnotes", "assistant", "docs", "links", "usage"
-]
+MarkerKind = Literal["brackets", "sids", "sup", "footnotes", "assistant", "docs", "links", "usage"]
 """What one marker is; ``"docs"`` is Azure's ``[doc1]``; ``"usage"`` is a ``[[USAGE:1,3]]``
 declaration, not a citation."""
 

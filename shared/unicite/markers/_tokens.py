@@ -32,9 +32,7 @@ __all__ = [
     "shown",
 ]
 
-ParseStyle = Literal[
-    "auto", "brackets", "sids", "sup", "footnotes", "assistant", "docs", "links"
-]
+ParseStyle = Literal["auto", "brackets", "sids", "sup", "footnotes", "assistant", "docs", "links"]
 """Which markers `parse_markers` reads: every style (``"auto"``) or one of them."""
 
 PARSE_STYLES: tuple[str, ...] = (
