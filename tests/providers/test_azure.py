@@ -295,6 +295,9 @@ def test_intent_decoding(intent: Any, extras: Any, diagnostics: list[str]) -> No
     for expected, got in zip(diagnostics, answer.diagnostics, strict=True):
         assert f"message.context.{expected}" in got
     assert len(answer.citations) == 1  # a bad intent costs no citation
+    # One search per query; documents came back, so at least one ran.
+    queries = extras if isinstance(extras, list) else []
+    assert answer.extras["tool_calls"] == max(len(queries), 1)
 
 
 # --- detection and streams --------------------------------------------------------------------

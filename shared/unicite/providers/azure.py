@@ -24,7 +24,9 @@ one (any other in ``extras["url"]``), its chunk as ``content``, and ``filepath``
 Chunks of one document (same URL, or same file path without a URL) are one source.
 ``intent`` goes to ``extras["intent"]`` (decoded), ``all_retrieved_documents`` to
 ``extras["all_retrieved_documents"]`` (they include documents the service filtered out, so
-they are not sources). A stream sends the ``context`` in its first chunk's ``delta`` and the
+they are not sources); ``extras["grounded_effective"]`` says whether retrieval returned
+documents and ``extras["tool_calls"]`` counts the intent's queries (at least one when documents
+came back). A stream sends the ``context`` in its first chunk's ``delta`` and the
 text in later ones; it is rebuilt into the final completion and read the same way.
 """
 
@@ -166,9 +168,8 @@ def _read_context(
     found = any(sid is not None for sid in numbered) or bool(retrieved)
     builder.grounded = True
     builder.extras["grounded_effective"] = found
-    # One search per query the intent lists; a context without readable intent shows one
-    # retrieval when it returned documents.
-    builder.extras["tool_calls"] = len(queries) if queries is not None else int(found)
+    # One search per query the intent lists; at least one when documents came back.
+    builder.extras["tool_calls"] = max(len(queries or ()), int(found))
     return numbered, chunks
 
 
