@@ -448,3 +448,18 @@ def test_a_guardrail_on_retrieve_results_is_a_diagnostic() -> None:
     )
     assert len(found) == 3
     assert notes == ["knowledge_base: a guardrail intervened in the knowledge base's results"]
+
+
+def test_an_image_chunk_s_bytes_are_no_text() -> None:
+    document = {
+        "page_content": "data:image/png;base64,iVBORw0KGgo=",
+        "metadata": {
+            "location": {"type": "S3", "s3Location": {"uri": "s3://handbuch-eu/de/Schaltplan.png"}},
+            "score": 0.4,
+            "type": "IMAGE",
+            "source_metadata": {"x-amz-bedrock-kb-chunk-id": "1%3A0%3AiM9"},
+        },
+    }
+    [source] = from_tool_output("retriever", [document])
+    assert (source.title, source.content) == ("Schaltplan.png", None)
+    assert source.extras["content_type"] == "IMAGE"

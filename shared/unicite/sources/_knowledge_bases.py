@@ -325,6 +325,8 @@ def bedrock_kb_documents(
     if location is None and not is_bedrock_kb_metadata(source_metadata or {}):
         return False
     reference = dict(metadata)
+    if metadata.get("type") == "IMAGE":
+        text = None  # LangChain's text of an image chunk is its bytes as a data URI
     if score is not None:
         reference["score"] = score
     notes: list[str] = []
