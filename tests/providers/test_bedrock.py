@@ -347,3 +347,23 @@ def test_grounding_forensics_name_the_first_content_block(
         1,
         3,
     )
+
+
+def payloads(name: str) -> list[Any]:
+    """A streamed cassette's payloads as the wire frames them: no event type, padding kept."""
+    path = CASSETTES / "providers" / "test_bedrock_sdk" / f"{name}.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return [entry["payload"] for entry in data["interactions"][0]["response"]["events"]]
+
+
+def test_payloads_logged_without_their_event_type_read_like_the_stream() -> None:
+    events = payloads("test_claude_documents_stream")
+    assert events[0] == {"role": "assistant"}
+    assert any("p" in event for event in events)  # the wire's padding field
+    assert collect_stream(events) == extract(final("test_claude_documents"))
+    collector = StreamCollector()
+    announced = [item.citation for event in events for item in collector.feed(event)]
+    assert announced == collector.result().citations
+    # A payload alone says too little to be taken for a Bedrock event.
+    assert detect_provider({"role": "assistant"}) is None
+    assert extract({"stopReason": "end_turn"}).provider is None

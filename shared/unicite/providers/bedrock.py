@@ -26,7 +26,8 @@ URL), deduplicated.
 
 ``ConverseStream`` events are read as boto3 yields them (dicts with one key each:
 ``messageStart``, ``contentBlockStart``, ``contentBlockDelta``, ``contentBlockStop``,
-``messageStop``, ``metadata``, or an exception), also from the raw AWS event-stream bytes. A
+``messageStop``, ``metadata``, or an exception), also from the raw AWS event-stream bytes or
+the payloads of its messages logged without their event type (the wire's form). A
 ``contentBlockDelta`` carries ``text``, a whole ``citation`` of its block, ``reasoningContent``,
 ``toolUse`` input JSON or ``toolResult`` parts; a block that received a citation is a
 ``citationsContent`` block of the final response.
@@ -563,6 +564,34 @@ class _BlockState:
         return None, None
 
 
+_PADDING = "p"
+"""The random padding field of event-stream payloads on the wire (boto3 drops it)."""
+
+
+def _bare_kind(event: Mapping[str, Any]) -> str | None:
+    """The event type of a payload logged without it (as the wire frames it), else None.
+
+    A payload's fields say which event it is: ``contentBlockIndex`` with ``delta`` or
+    ``start``, or alone (the stop); ``stopReason`` (the message stop); ``usage`` and
+    ``metrics`` (the metadata); ``role`` alone (the message start).
+    """
+    if any(key in _STREAM_EVENTS or str(key).endswith("Exception") for key in event):
+        return None
+    keys = set(event) - {_PADDING}
+    index = event.get("contentBlockIndex")
+    if isinstance(index, int) and not isinstance(index, bool):
+        if "delta" in keys:
+            return "contentBlockDelta"
+        if "start" in keys:
+            return "contentBlockStart"
+        return "contentBlockStop" if keys == {"contentBlockIndex"} else None
+    if "stopReason" in keys:
+        return "messageStop"
+    if keys and keys <= {"usage", "metrics", "trace", "performanceConfig", "serviceTier"}:
+        return "metadata" if "usage" in keys or "metrics" in keys else None
+    return "messageStart" if keys == {"role"} else None
+
+
 class _ConverseStream(RebuildingStream):
     """Rebuilds the Converse response from ``ConverseStream`` events (boto3's dicts).
 
@@ -600,6 +629,9 @@ class _ConverseStream(RebuildingStream):
 
     def take(self, event: Mapping[str, Any]) -> bool:
         """Merge one event; True when it closed a block."""
+        bare = _bare_kind(event)
+        if bare is not None:
+            event = {bare: event}
         for kind, body in event.items():
             if not isinstance(body, Mapping):
                 self.diagnostics.append(f"{kind} event without an object")
@@ -746,7 +778,13 @@ class BedrockConverseProvider(Provider):
         return isinstance(message, Mapping) and isinstance(message.get("content"), list)
 
     def detect_event(self, event: Mapping[str, Any]) -> bool:
-        """A ``ConverseStream`` event: one key naming the event, or an exception."""
+        """A ``ConverseStream`` event: one key naming the event, or an exception.
+
+        A payload logged without its event type (as the wire frames it: the type is a header)
+        is one when its ``contentBlockIndex`` says so: a block's start, delta or stop.
+        """
+        if _bare_kind(event) in ("contentBlockStart", "contentBlockDelta", "contentBlockStop"):
+            return True
         if len(event) != 1:
             return False
         ((kind, body),) = event.items()
