@@ -66,13 +66,20 @@ _RUN_EVENTS = frozenset(
 """The OpenAI Agents SDK's stream events (``Runner.run_streamed(...).stream_events()``)."""
 
 
-def _agent_name(obj: object, attribute: str) -> str | None:
+def _agent(obj: object, attribute: str) -> dict[str, str | None]:
+    """An agent's name and model name (a string, or a model object's ``model``)."""
     try:
         agent = getattr(obj, attribute, None)
     except Exception:  # a released agent reference
-        return None
+        agent = None
     name = getattr(agent, "name", None)
-    return name if isinstance(name, str) else None
+    model = getattr(agent, "model", None)
+    if not isinstance(model, str):
+        model = getattr(model, "model", None)
+    return {
+        "name": name if isinstance(name, str) else None,
+        "model": model if isinstance(model, str) else None,
+    }
 
 
 def _agents_run(obj: object) -> dict[str, Any] | None:
@@ -80,11 +87,12 @@ def _agents_run(obj: object) -> dict[str, Any] | None:
 
     Recognised by class name and attributes (the core imports no SDK). Run results and their
     items hold ``Agent`` objects (tools, hooks, callables) that are no data: a run result gives
-    ``{"object": "agents.run_result", "agent": <answering agent's name>, "responses": [{"id",
-    "output"}, ...]}`` (its ``raw_responses``, the Responses output items of every model call in
-    order); a raw stream event ``{"type": "raw_response_event", "data": <Responses event>}``;
-    a run item event ``{"type": "run_item_stream_event", "name", "item": {"type"}}``; an agent
-    change ``{"type": "agent_updated_stream_event", "new_agent": {"name"}}``.
+    ``{"object": "agents.run_result", "agent", "model", "responses": [{"id", "output"}, ...]}``
+    (the answering agent's name and model name, and its ``raw_responses``: the Responses output
+    items of every model call, in order); a raw stream event ``{"type": "raw_response_event",
+    "data": <Responses event>}``; a run item event ``{"type": "run_item_stream_event", "name",
+    "item": {"type"}}``; an agent change ``{"type": "agent_updated_stream_event", "new_agent":
+    {"name", "model"}}``.
     """
     kind = type(obj).__name__
     if kind in _RUN_RESULTS:
@@ -101,9 +109,11 @@ def _agents_run(obj: object) -> dict[str, Any] | None:
                     "output": _plain(output, 2) if isinstance(output, list) else [],
                 }
             )
+        agent = _agent(obj, _RUN_RESULTS[kind])
         return {
             "object": "agents.run_result",
-            "agent": _agent_name(obj, _RUN_RESULTS[kind]),
+            "agent": agent["name"],
+            "model": agent["model"],
             "responses": responses,
         }
     if kind not in _RUN_EVENTS:
@@ -120,7 +130,7 @@ def _agents_run(obj: object) -> dict[str, Any] | None:
             "item": {"type": item_type if isinstance(item_type, str) else None},
         }
     if event_type == "agent_updated_stream_event":
-        return {"type": event_type, "new_agent": {"name": _agent_name(obj, "new_agent")}}
+        return {"type": event_type, "new_agent": _agent(obj, "new_agent")}
     return None
 
 

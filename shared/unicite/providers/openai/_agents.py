@@ -2,9 +2,10 @@
 
 A run (``Runner.run`` / ``run_sync``, or ``Runner.run_streamed`` once its events are read) calls
 the model once per turn, across the agents of a handoff chain; `unicite._data.to_data` turns its
-result into ``{"object": "agents.run_result", "agent": name, "responses": [{"id", "output"},
-...]}`` (``raw_responses``: each model call's Responses output items, in order), and a streamed
-run's events carry the same responses (``raw_response_event``), so both read alike.
+result into ``{"object": "agents.run_result", "agent": name, "model": name, "responses": [{"id",
+"output"}, ...]}`` (``raw_responses``: each model call's Responses output items, in order), and
+a streamed run's events carry the same responses (``raw_response_event``) and agents
+(``agent_updated_stream_event``), so both read alike.
 
 **The answer** is the run's final output: the last message item of the run's last model call,
 which is what the SDK takes ``final_output`` from (the text of that message's parts). Messages
@@ -17,7 +18,8 @@ diagnostic says so.
 ``web_search_call`` (its ``action.sources``) and ``file_search_call`` (its ``results``, when
 the agent asked for them) of every agent of the run, and function calls (which hold none); the
 answer's ``url_citation`` / ``file_citation`` annotations cite them as in any Responses answer.
-``extras["agent"]`` names the agent that answered (the last one of a handoff chain).
+``extras["agent"]`` names the agent that answered (the last one of a handoff chain), and
+``answer.model`` is its model's name as the agent gives it (the run keeps no response's own).
 """
 
 from __future__ import annotations
@@ -115,6 +117,9 @@ def run_response(
         response["output"].append(final)
     if last_id is not None:
         response["id"] = last_id
+    model = data.get("model")
+    if isinstance(model, str):
+        response["model"] = model
     earlier = [_message_text(item) for _, item in messages]
     extras: dict[str, Any] = {}
     agent = data.get("agent")

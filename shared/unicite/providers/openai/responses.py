@@ -575,6 +575,7 @@ class _ResponsesStream(RebuildingStream):
         # An Agents SDK run's events: one Responses stream per model call, read as the run.
         self._run = False
         self._agent: str | None = None
+        self._model: str | None = None
         self._turns: list[dict[str, Any]] = []
         self._turn: _ResponsesStream | None = None
 
@@ -617,7 +618,12 @@ class _ResponsesStream(RebuildingStream):
             turns = list(self._turns)
             if self._turn is not None:
                 turns.append(_turn_of(self._turn.response()))
-            return {"object": RUN_OBJECT, "agent": self._agent, "responses": turns}
+            return {
+                "object": RUN_OBJECT,
+                "agent": self._agent,
+                "model": self._model,
+                "responses": turns,
+            }
         self._join_deltas()
         if self._final is not None:
             # As the SDK does: a terminal response without output takes the streamed items.
@@ -650,7 +656,9 @@ class _ResponsesStream(RebuildingStream):
         if kind == "agent_updated_stream_event":
             agent = event.get("new_agent")
             name = agent.get("name") if isinstance(agent, Mapping) else None
+            model = agent.get("model") if isinstance(agent, Mapping) else None
             self._agent = name if isinstance(name, str) else None
+            self._model = model if isinstance(model, str) else None
             return False
         if kind != "raw_response_event":
             return False  # run items repeat what the raw events carry
@@ -815,7 +823,9 @@ class _ResponsesStream(RebuildingStream):
 
     def announce(self) -> list[CitationEvent]:
         """The citations the events so far settled (all of them once the stream is over)."""
-        if self._whole or self._run:
+        if self._run:
+            return super().announce()  # `take` said a model call ended the run
+        if self._whole:
             return super().announce() if self._final is not None else []
         events = self._flush(final=self._final is not None)
         self._cited += len(events)
