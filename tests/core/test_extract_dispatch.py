@@ -42,6 +42,7 @@ def test_provider_names_and_aliases() -> None:
         "gemini",
         "perplexity",
         "azure",
+        "mistral",
         "cohere",
         "bedrock",
     }

@@ -129,6 +129,7 @@ def test_the_built_ins_come_first_in_their_documented_order() -> None:
         ("xai", "chat"),
         ("perplexity", None),
         ("azure", None),
+        ("mistral", None),
         ("openai", "chat"),
         ("anthropic", None),
         ("gemini", None),

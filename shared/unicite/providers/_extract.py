@@ -38,6 +38,7 @@ PROVIDER_NAMES = (
     "gemini",
     "perplexity",
     "azure",
+    "mistral",
     "cohere",
     "bedrock",
 )

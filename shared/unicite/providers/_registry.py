@@ -12,6 +12,7 @@ from unicite.providers.bedrock import BEDROCK_CONVERSE
 from unicite.providers.bedrock_kb import BEDROCK_KNOWLEDGE_BASES
 from unicite.providers.cohere import COHERE
 from unicite.providers.gemini import GEMINI
+from unicite.providers.mistral import MISTRAL
 from unicite.providers.openai import OPENAI_CHAT, OPENAI_RESPONSES, XAI_CHAT, XAI_RESPONSES
 from unicite.providers.perplexity import PERPLEXITY
 
@@ -23,6 +24,7 @@ BUILTIN_PROVIDERS: tuple[Provider, ...] = (
     XAI_CHAT,
     PERPLEXITY,
     AZURE_ON_YOUR_DATA,
+    MISTRAL,
     OPENAI_CHAT,
     ANTHROPIC,
     GEMINI,
@@ -48,11 +50,12 @@ def register(provider: Provider, *, before: str | None = None) -> None:
     it. The order is deterministic:
 
     1. the built-in readers, registered at import in this order: xAI Responses, OpenAI
-       Responses, xAI Chat Completions, Perplexity, Azure OpenAI On Your Data, OpenAI Chat
-       Completions, Anthropic, Gemini, Cohere, Bedrock Converse, Bedrock Knowledge Bases
-       (xAI before OpenAI and Perplexity: its answers are theirs with a Grok model or a
-       ``citations`` list; Perplexity and Azure On Your Data before Chat Completions: their
-       answers are Chat Completions with extra fields);
+       Responses, xAI Chat Completions, Perplexity, Azure OpenAI On Your Data, Mistral,
+       OpenAI Chat Completions, Anthropic, Gemini, Cohere, Bedrock Converse, Bedrock
+       Knowledge Bases (xAI before OpenAI and Perplexity: its answers are theirs with a Grok
+       model or a ``citations`` list; Perplexity, Azure On Your Data and Mistral before Chat
+       Completions: their answers are Chat Completions with extra fields, or with content
+       chunks and a Mistral model);
     2. then the providers the application registers, in the order it registers them.
 
     A provider whose ``name`` and ``api`` (case-insensitive name) equal a registered reader's
