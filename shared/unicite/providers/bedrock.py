@@ -55,7 +55,7 @@ from unicite.model import (
 )
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
-from unicite.providers._v1 import is_v1
+from unicite.providers._v1 import is_v1, v1_citation
 
 __all__ = ["BEDROCK_CONVERSE", "BedrockConverseProvider"]
 
@@ -486,6 +486,79 @@ def _from_langchain(block: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in block.items() if key != "index"}
 
 
+_V1_BLOCKS = frozenset(
+    {
+        "reasoning",
+        "tool_call",
+        "tool_call_chunk",
+        "invalid_tool_call",
+        "server_tool_call",
+        "server_tool_result",
+        "non_standard",
+    }
+)
+"""LangChain's standard (v1) block types with no langchain-aws block of that name."""
+
+
+def _citation_from_v1(annotation: Any) -> Any:
+    """The Bedrock citation a standard ``citation`` annotation stands for.
+
+    langchain-aws keeps the citation's ``location`` (snake_case) in the annotation's
+    ``extras``, its title and quote in the standard fields.
+    """
+    out, kept = v1_citation(annotation)
+    if out is None:
+        return _camel_keys(kept)
+    citation: dict[str, Any] = _camel_keys(out)
+    url = annotation.get("url")
+    if "location" not in citation and isinstance(url, str):
+        citation["location"] = {"web": {"url": url}}
+    if isinstance(annotation.get("title"), str):
+        citation["title"] = annotation["title"]
+    if isinstance(annotation.get("cited_text"), str):
+        citation["sourceContent"] = [{"text": annotation["cited_text"]}]
+    return citation
+
+
+def _from_v1(blocks: list[Any]) -> list[Any]:
+    """langchain-aws blocks from LangChain's standard (v1) ones.
+
+    Text blocks get their ``citations`` back from their annotations; ``non_standard`` blocks
+    give the langchain-aws block they wrap (a server tool's call, with its streamed
+    ``args``); tool calls become ``tool_use`` blocks, reasoning a block with no text.
+    """
+    out: list[Any] = []
+    for block in blocks:
+        if not isinstance(block, Mapping):
+            out.append(block)
+            continue
+        kind = block.get("type")
+        value = block.get("value")
+        if kind == "text":
+            annotations = block.get("annotations")
+            text_block: dict[str, Any] = {"type": "text", "text": block.get("text", "")}
+            if isinstance(annotations, list) and annotations:
+                text_block["citations"] = [_citation_from_v1(a) for a in annotations]
+            out.append(text_block)
+        elif kind == "non_standard" and isinstance(value, Mapping):
+            wrapped = dict(value)
+            if "input" not in wrapped and block.get("args") is not None:
+                wrapped["input"] = block["args"]
+            out.append(wrapped)
+        elif kind in ("tool_call", "server_tool_call"):
+            out.append(
+                {
+                    "type": "tool_use" if kind == "tool_call" else "server_tool_use",
+                    "id": block.get("id"),
+                    "name": block.get("name"),
+                    "input": block.get("args") or {},
+                }
+            )
+        elif kind == "reasoning":
+            out.append({"type": "reasoning_content"})
+    return out
+
+
 def _content_response(content: str | list[Any], fields: Mapping[str, Any]) -> dict[str, Any]:
     blocks = [content] if isinstance(content, str) else content
     kept: list[Any] = []
@@ -812,13 +885,14 @@ class BedrockConverseProvider(Provider):
         Blocks are Converse's own (camelCase, one key each) or langchain-aws's: ``text``
         blocks whose ``citations`` (Bedrock citations with snake_case keys) make them
         ``citationsContent`` blocks again, ``tool_use``, ``reasoning_content`` and the other
-        blocks with no text. LangChain's standard (v1) blocks are not read here (None): their
-        ``citation`` annotations are LangChain's own. ``fields``: ``stopReason``.
+        blocks with no text. LangChain's standard (v1) blocks are put back in that shape: the
+        ``citation`` annotations of text blocks (their ``location`` kept in ``extras``), the
+        wrapped ``non_standard`` blocks. ``fields``: ``stopReason``.
         """
         blocks = [content] if isinstance(content, str) else content
-        if is_v1(blocks, frozenset({"reasoning", "tool_call", "non_standard"})):
-            return None
-        return _content_response(content, fields)
+        if is_v1(blocks, _V1_BLOCKS):
+            blocks = _from_v1(blocks)
+        return _content_response(blocks, fields)
 
     def detect_content(self, content: str | list[Any], fields: Mapping[str, Any]) -> bool:
         """Blocks holding Bedrock's citations or Converse's ``citationsContent`` blocks."""

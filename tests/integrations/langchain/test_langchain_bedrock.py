@@ -3,7 +3,9 @@
 langchain-aws keeps a ``citationsContent`` block as a text block with the Bedrock
 ``citations`` (snake_case keys), invoked and streamed (a streamed citation is a text chunk of
 its block's index, merged with the block's text), and says ``model_provider:
-"bedrock_converse"``: the message reads like the raw Converse response. What it loses: a
+"bedrock_converse"``: the message reads like the raw Converse response, in langchain-aws's
+blocks and in LangChain's standard (v1) ones (the location kept in an annotation's
+``extras``). What it loses: a
 message whose content is one text block is flattened into a string, citations and all; and an
 invoked message drops a ``citationsContent`` block that has no text (Amazon Nova's web
 grounding), so only a streamed Nova answer keeps its citations.
@@ -39,7 +41,11 @@ PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\
 WEATHER = "Quel temps fait-il à Zürich aujourd’hui et demain ?"
 
 
-def model(name: str, region: str) -> ChatBedrockConverse:
+VERSIONS = pytest.mark.parametrize("version", [None, "v1"])
+"""langchain-aws's own content blocks, and LangChain's standard (v1) ones."""
+
+
+def model(name: str, region: str, version: str | None = None) -> ChatBedrockConverse:
     """The chat model over a boto3 client whose placeholder keys sign what cassettes answer."""
     return ChatBedrockConverse(
         model=name,
@@ -47,6 +53,7 @@ def model(name: str, region: str) -> ChatBedrockConverse:
         aws_access_key_id="x",  # type: ignore[arg-type]
         aws_secret_access_key="y",  # type: ignore[arg-type]  # noqa: S106
         max_tokens=1024,
+        output_version=version,
     )
 
 
@@ -109,8 +116,10 @@ def merged(chunks: list[Any]) -> AIMessageChunk:
 
 
 @pytest.mark.vcr
-def test_documents_invoke(vcr: Any) -> None:
-    message = model(CLAUDE, "eu-west-3").invoke(documents())
+@pytest.mark.default_cassette("test_documents_invoke.yaml")
+@VERSIONS
+def test_documents_invoke(vcr: Any, version: str | None) -> None:
+    message = model(CLAUDE, "eu-west-3", version).invoke(documents())
     assert message.response_metadata["model_provider"] == "bedrock_converse"
     answer = from_ai_message(message)
     raw = raw_answer(vcr)
@@ -126,8 +135,10 @@ def test_documents_invoke(vcr: Any) -> None:
 
 
 @pytest.mark.vcr
-def test_documents_stream(vcr: Any) -> None:
-    message = merged(list(model(CLAUDE, "eu-west-3").stream(documents())))
+@pytest.mark.default_cassette("test_documents_stream.yaml")
+@VERSIONS
+def test_documents_stream(vcr: Any, version: str | None) -> None:
+    message = merged(list(model(CLAUDE, "eu-west-3", version).stream(documents())))
     answer = from_ai_message(message)
     same(answer, raw_answer(vcr))
     assert len(answer.citations) == 2
@@ -144,8 +155,8 @@ def test_a_single_cited_block_is_flattened(vcr: Any) -> None:
     assert len(raw_answer(vcr).citations) == 1
 
 
-def nova_chain() -> Any:
-    return model(NOVA, "us-east-1").bind_tools(["nova_grounding"]) | StrOutputParser()
+def nova_chain(version: str | None = None) -> Any:
+    return model(NOVA, "us-east-1", version).bind_tools(["nova_grounding"]) | StrOutputParser()
 
 
 def check_nova(answer: CitedAnswer, raw: CitedAnswer) -> None:
@@ -174,11 +185,13 @@ def test_nova_web_grounding_invoke(vcr: Any) -> None:
 
 
 @pytest.mark.vcr
-def test_nova_web_grounding_stream(vcr: Any) -> None:
+@pytest.mark.default_cassette("test_nova_web_grounding_stream.yaml")
+@VERSIONS
+def test_nova_web_grounding_stream(vcr: Any, version: str | None) -> None:
     # Streamed, Nova's citation-only blocks are text chunks with no text and their citations:
     # they reach the message, and cite the text before them.
     handler = CitationCallbackHandler()
-    text = "".join(nova_chain().stream(WEATHER, config={"callbacks": [handler]}))
+    text = "".join(nova_chain(version).stream(WEATHER, config={"callbacks": [handler]}))
     assert handler.answer is not None
     # langchain-aws streams the search tool's result text as text chunks; the message's text
     # (and the answer) leave it out.
