@@ -48,6 +48,8 @@ def _named_provider(message: BaseMessage) -> str | None:
         return "bedrock"  # langchain-aws's ChatBedrockConverse: Converse's content blocks
     if name == "bedrock":
         return None  # ChatBedrock (InvokeModel): the model's own shapes, told by the content
+    if name == "mistralai":
+        return "mistral"  # langchain-mistralai's ChatMistralAI: Mistral's content chunks
     return name
 
 
@@ -263,8 +265,10 @@ def from_ai_message(message: BaseMessage, *, strict: bool = False) -> CitedAnswe
     langchain-anthropic text blocks with ``citations`` (streamed ``citations_delta`` chunks
     included), langchain-google-genai ``response_metadata["grounding_metadata"]`` (UTF-8 byte
     offsets converted to str indices), langchain-aws ``ChatBedrockConverse`` text blocks with
-    Bedrock ``citations`` (invoked or streamed), and v1 standard content blocks with `Citation`
-    annotations from any provider. ``answer.text`` equals ``message.text``.
+    Bedrock ``citations`` (invoked or streamed), langchain-mistralai ``ChatMistralAI`` content
+    chunks (its rewritten ``reference`` chunks put back; invoked or streamed), and v1 standard
+    content blocks with `Citation` annotations from any provider. ``answer.text`` equals
+    ``message.text``.
 
     Args:
         message: An ``AIMessage`` or an aggregated ``AIMessageChunk``.

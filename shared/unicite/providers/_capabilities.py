@@ -75,6 +75,7 @@ _LANGCHAIN_VENDORS: dict[str, str | None] = {
     "ChatGoogleGenerativeAI": "gemini",
     "ChatVertexAI": "gemini",
     "ChatPerplexity": "perplexity",
+    "ChatMistralAI": "mistral",
 }
 """LangChain chat model classes → the provider answering (None: depends on the model)."""
 
@@ -88,6 +89,7 @@ _LLAMAINDEX_VENDORS: dict[str, str | None] = {
     "Vertex": "gemini",
     "Perplexity": "perplexity",
     "BedrockConverse": "bedrock",
+    "MistralAI": "mistral",
 }
 """LlamaIndex LLM classes → the provider answering."""
 
@@ -333,6 +335,13 @@ _SONAR = (
     "also in stream chunks; no citations for documents you give it"
 )
 
+_MISTRAL = (
+    "cites documents given to it with reference ids (reference chunks naming them; the "
+    "documents' titles and URLs stay the caller's), grounds through the Agents / Conversations "
+    "web_search connector (tool_reference chunks with URLs); both also streamed, read when the "
+    "stream ends"
+)
+
 _BEDROCK_CLAUDE = (
     "Claude 3.5+ / 4 on Bedrock Converse: cites documents (document blocks with citations "
     "enabled: char, page and chunk locations) and search results (searchResult blocks) given "
@@ -388,6 +397,15 @@ FAMILIES: tuple[Family, ...] = (
         "bedrock", "", False, False, False,
         "no citations known for this model on Bedrock Converse",
     ),
+    # Mistral: the chat models cite documents handed to them with reference ids (reference
+    # chunks); the Agents / Conversations web_search connector grounds in a web search
+    # (tool_reference chunks). Code, maths and speech models are not trained to cite.
+    Family(
+        "mistral", r"codestral|devstral|mathstral|voxtral|open-(mistral-7b|mixtral)", False,
+        False, False,
+        "no citations known for this Mistral model (code, speech or legacy open model)",
+    ),
+    Family("mistral", r"", True, True, True, _MISTRAL),
 )  # fmt: skip
 """The capability table, first matching row per provider wins; extend it with more rows."""
 
@@ -433,6 +451,11 @@ def capabilities(llm: object, model: str | None = None) -> Capabilities:
       native path does not reach them: False through any llm), no web search (False),
       citation deltas while streaming (True); Nova 2 and Nova Premier ground in a web search
       (True). Other models: none.
+    - **Mistral** (LangChain's ``ChatMistralAI``, LlamaIndex's ``MistralAI``): the chat models
+      cite documents given to them with reference ids (True; the native path does not reach
+      them: False through any llm), ground through the Conversations ``web_search``
+      connector (True), citations while streaming (True, read when the stream ends); Codestral,
+      Devstral, Mathstral, Voxtral and the legacy open models: none.
     - **LangChain / LlamaIndex** models answer like the provider of the wrapped class
       (``ChatAnthropic``, ``ChatOpenAI``, ``ChatGoogleGenerativeAI``; LlamaIndex ``Anthropic``,
       ``OpenAI``, ``GoogleGenAI``); unknown classes, and **callables**, offer nothing (False).
