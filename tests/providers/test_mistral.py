@@ -372,3 +372,20 @@ def test_a_tool_reference_without_url_or_title_is_dropped_and_said() -> None:
     answer = extract(data)
     assert len(answer.citations) == 1
     assert any("without a url or a title" in d for d in answer.diagnostics)
+
+
+def test_bare_content_chunks_in_place_of_events_keep_the_text_and_cite_nothing() -> None:
+    # What LlamaIndex's MistralAI keeps as each streamed response's raw for a chunk-list delta.
+    events = [
+        CHAT_REFERENCES_STREAM[0],
+        {"type": "text", "text": FR},
+        {"type": "reference", "reference_ids": [0]},
+        {"type": "text", "text": "."},
+        chunk({"content": ""}, "stop"),
+    ]
+    answer = collect_stream(events)
+    assert answer.provider == "mistral"
+    assert answer.text == FR + "."
+    assert answer.citations == []
+    assert len(answer.diagnostics) == 1
+    assert "3 stream event(s) were bare content chunks" in answer.diagnostics[0]

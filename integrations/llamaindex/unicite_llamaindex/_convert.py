@@ -4,8 +4,10 @@ LlamaIndex's LLM integrations keep what the provider sent in different places: t
 integration keeps the SDK response in ``raw`` and the annotations in ``additional_kwargs``, the
 Anthropic one a shallow ``dict`` of the message in ``raw`` and search-result citations as
 ``CitationBlock``s, the Gemini one the first candidate's dump in ``raw``, the Bedrock Converse
-one boto3's response dict (each stream event, when streaming). Each is handed as it is to
-unicite's provider readers, which read those shapes.
+one boto3's response dict (each stream event, when streaming), the Mistral one a shallow
+``dict`` of the completion with its content chunks (each stream event, or, for a delta holding
+a chunk list, that list's last chunk, which the Mistral reader says loses the references). Each
+is handed as it is to unicite's provider readers, which read those shapes.
 """
 
 from __future__ import annotations

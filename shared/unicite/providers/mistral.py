@@ -406,6 +406,7 @@ class _MistralStream(RebuildingStream):
         self._outputs: dict[int, dict[str, Any]] = {}
         self._index_of: dict[str, int] = {}
         self._ended = False
+        self._bare = 0  # content chunks met in place of events
 
     def take(self, event: Mapping[str, Any]) -> bool:
         """Merge one event; True when the answer is complete."""
@@ -416,6 +417,14 @@ class _MistralStream(RebuildingStream):
             return self._take_event(kind, event)
         if "choices" in event or event.get("object") == "chat.completion.chunk":
             return self._take_chunk(event)
+        if isinstance(kind, str) and (kind in _CHUNK_TYPES or kind in _KEPT_TYPES):
+            # A content chunk kept in place of its event (LlamaIndex's MistralAI keeps the
+            # last chunk of a delta's list as the response's raw): the chunks beside it in
+            # that delta are gone, so its text is kept and no reference is placed.
+            self._bare += 1
+            if kind == "text":
+                _merge_chunk(self._chunks, event)
+            return False
         self.diagnostics.append(f"unknown stream event {str(kind or list(event)[:3])[:80]}")
         return False
 
@@ -514,8 +523,10 @@ class _MistralStream(RebuildingStream):
         if self._conversation:
             outputs = [self._outputs[n] for n in sorted(self._outputs)]
             return {**self._top, "object": "conversation.response", "outputs": outputs}
-        if self._listed:
-            content: Any = self._chunks
+        if self._bare:
+            content: Any = [c for c in self._chunks if c.get("type") == "text"]
+        elif self._listed:
+            content = self._chunks
         else:
             content = "".join(c["text"] for c in self._chunks if c.get("type") == "text")
         message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -531,9 +542,17 @@ class _MistralStream(RebuildingStream):
         """What a stream cut short lacks."""
         if self._conversation:
             return [] if self._ended else ["stream ended before conversation.response.done"]
+        problems = []
+        if self._bare:
+            problems.append(
+                f"{self._bare} stream event(s) were bare content chunks, not chunk events (a "
+                "framework kept one chunk of a delta in place of the event, as LlamaIndex's "
+                "MistralAI does): the chunks beside them are lost, so no reference is cited and "
+                "the text may lack parts"
+            )
         if self._finish is None:
-            return ["stream ended before a chunk with a finish_reason"]
-        return []
+            problems.append("stream ended before a chunk with a finish_reason")
+        return problems
 
 
 # --- the provider ------------------------------------------------------------------------------
