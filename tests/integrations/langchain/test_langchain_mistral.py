@@ -30,7 +30,7 @@ from langchain_mistralai import ChatMistralAI
 
 from unicite import extract
 from unicite.providers import capabilities, extract_content
-from unicite_langchain import from_ai_message
+from unicite_langchain import CitationCallbackHandler, from_ai_message
 
 API_KEY = os.getenv("MISTRAL_API_KEY", "mock-api-key")
 MODEL = "mistral-large-latest"
@@ -143,3 +143,63 @@ def test_capabilities_of_chat_mistralai() -> None:
     assert large.native_citations is False
     code = capabilities(ChatMistralAI(model="codestral-latest", api_key=API_KEY))  # type: ignore[arg-type]
     assert (code.grounding, code.streaming_citations) == (False, False)
+
+
+@pytest.mark.vcr
+def test_handler_names_the_referenced_documents() -> None:
+    # The documents are in the request's tool result, keyed by their reference ids: the
+    # handler sees the request and gives the reader's sources their URLs and titles.
+    handler = CitationCallbackHandler()
+    message = model().invoke(messages(), config={"callbacks": [handler]})
+    answer = handler.answer
+    assert answer is not None
+    assert answer.text == message.text
+    assert spans(answer) == EXPECTED
+    assert [(s.id, s.url, s.title, s.extras["reference_id"]) for s in answer.sources] == [
+        ("reference:0", REFERENCES["0"]["url"], "Prix", 0),
+        ("reference:1", REFERENCES["1"]["url"], "日本被団協", 1),
+    ]
+    # Read alone, the message names the documents by id only.
+    assert [s.url for s in from_ai_message(message).sources] == [None, None]
+
+
+def test_references_given_as_a_list_with_reference_ids() -> None:
+    from langchain_core.language_models import GenericFakeChatModel
+
+    reply = AIMessage(
+        [
+            {"type": "text", "text": "Die Brücke ist 2 460 m lang"},
+            {"type": "text", "text": "", "reference": {"reference_ids": [7]}},
+            {"type": "text", "text": ". 🌉"},
+        ],
+        response_metadata={"model_provider": "mistralai"},
+    )
+    documents = [
+        {
+            "reference_id": 7,
+            "title": "Viaduc de Millau",
+            "url": "https://fr.wikipedia.org/wiki/Viaduc_de_Millau",
+            "source": "wikipedia",
+            "description": "Pont à haubans franchissant le Tarn.",
+        },
+        {"reference_id": 8, "title": "Pont de Normandie"},
+    ]
+    handler = CitationCallbackHandler()
+    GenericFakeChatModel(messages=iter([reply])).invoke(
+        [
+            HumanMessage("Wie lang ist der Viaduc de Millau ?"),
+            AIMessage("", tool_calls=[{"id": "a1", "name": "search", "args": {}}]),
+            ToolMessage(json.dumps(documents, ensure_ascii=False), tool_call_id="a1"),
+        ],
+        config={"callbacks": [handler]},
+    )
+    answer = handler.answer
+    assert answer is not None
+    assert spans(answer) == [("Die Brücke ist 2 460 m lang", ["reference:7"])]
+    (source,) = [s for s in answer.sources if s.id == "reference:7"]
+    assert (source.url, source.title, source.snippet) == (
+        "https://fr.wikipedia.org/wiki/Viaduc_de_Millau",
+        "Viaduc de Millau",
+        "Pont à haubans franchissant le Tarn.",
+    )
+    assert source.extras == {"source": "wikipedia", "reference_id": 7}
