@@ -17,7 +17,14 @@ import pytest
 openai = pytest.importorskip("openai")
 
 from unicite import CitedAnswer  # noqa: E402
-from unicite.providers import StreamCollector, acollect_stream, collect_stream, extract  # noqa: E402
+from unicite.providers import (  # noqa: E402
+    StreamCollector,
+    acollect_stream,
+    capabilities,
+    collect_stream,
+    extract,
+    llm_kind,
+)
 
 API_KEY = os.getenv("XAI_API_KEY", "mock-api-key")
 BASE_URL = "https://api.x.ai/v1"
@@ -161,3 +168,10 @@ def test_chat_live_search_async_stream() -> None:
     answer = asyncio.run(run())
     assert answer.provider == "xai"
     assert len(answer.citations) == 3
+
+
+def test_capabilities_of_an_openai_client_pointed_at_xai(client: Any) -> None:
+    assert llm_kind(client).vendor == "xai"
+    grok4 = capabilities(client, model="grok-4-1-fast-reasoning")
+    assert (grok4.provider, grok4.native_citations, grok4.grounding) == ("xai", False, True)
+    assert capabilities(client, model="grok-3").grounding is False

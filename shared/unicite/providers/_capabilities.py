@@ -37,8 +37,8 @@ class LLMKind:
     kind: Kind
     """How unicite talks to it: the SDK client, the framework's model, or a callable."""
     vendor: str | None
-    """The provider answering (``openai``, ``anthropic``, ``gemini``, ``perplexity``); None when
-    unknown (a callable, a framework model of a class unicite does not know)."""
+    """The provider answering (``openai``, ``anthropic``, ``gemini``, ``perplexity``, ``xai``...);
+    None when unknown (a callable, a framework model of a class unicite does not know)."""
     model: str | None
     """The model name: given, from the tuple, or read from the framework model."""
     target: object
@@ -76,6 +76,7 @@ _LANGCHAIN_VENDORS: dict[str, str | None] = {
     "ChatVertexAI": "gemini",
     "ChatPerplexity": "perplexity",
     "ChatMistralAI": "mistral",
+    "ChatXAI": "xai",
 }
 """LangChain chat model classes → the provider answering (None: depends on the model)."""
 
@@ -171,8 +172,13 @@ def _openai_base_url(client: object) -> str | None:
 
 
 def _openai_vendor(base_url: str | None) -> str:
+    """Who answers an OpenAI client (or ``ChatOpenAI``) at `base_url`: Perplexity, xAI or OpenAI."""
     host = (urlsplit(base_url).hostname or "") if base_url else ""
-    return "perplexity" if host == "perplexity.ai" or host.endswith(".perplexity.ai") else "openai"
+    if host == "perplexity.ai" or host.endswith(".perplexity.ai"):
+        return "perplexity"
+    if host == "x.ai" or host.endswith(".x.ai"):
+        return "xai"
+    return "openai"
 
 
 def llm_kind(llm: object, *, model: str | None = None) -> LLMKind:
@@ -206,8 +212,8 @@ def llm_kind(llm: object, *, model: str | None = None) -> LLMKind:
     if inner is not None:
         name = _known_class(inner, _LANGCHAIN_VENDORS)
         vendor = _LANGCHAIN_VENDORS.get(name)
-        if vendor == "openai" and _openai_vendor(_text_attr(inner, "openai_api_base")) != "openai":
-            vendor = "perplexity"
+        if vendor == "openai":
+            vendor = _openai_vendor(_text_attr(inner, "openai_api_base"))
         return LLMKind(
             "langchain",
             vendor,
@@ -330,6 +336,11 @@ _GEMINI = (
     "grounding (google_search tool) with groundingMetadata supports, also on the last stream "
     "chunks"
 )
+_GROK_TOOLS = (
+    "Agent Tools API (Responses web_search / x_search): url_citation annotations titled with "
+    "the number of the inline [[n]](url) link they enclose and a citations list of every URL "
+    "met, read when a stream ends; no citations for documents you give it"
+)
 _SONAR = (
     "Sonar: every answer is web-grounded; citations and search_results with [n] markers, "
     "also in stream chunks; no citations for documents you give it"
@@ -379,6 +390,14 @@ FAMILIES: tuple[Family, ...] = (
         "no web search known for this model; no citations for documents you give it",
     ),
     Family("perplexity", "", False, True, True, _SONAR),
+    # xAI: server-side search tools (the Agent Tools API) from Grok 4; the older Live Search
+    # (search_parameters on Chat Completions) answers 410 since its deprecation.
+    Family("xai", r"^grok-[4-9]", False, True, True, _GROK_TOOLS),
+    Family(
+        "xai", "", False, False, False,
+        "Grok before Grok 4: no server-side search tools (Live Search is deprecated); no "
+        "citations for documents you give it",
+    ),
     # Gemini: Google Search grounding from 1.5 (google_search_retrieval) and 2.0 on.
     Family(
         "gemini", r"gemini-1\.0|gemini-pro$|gemma", False, False, False,
@@ -443,6 +462,10 @@ def capabilities(llm: object, model: str | None = None) -> Capabilities:
       (True) with grounding metadata while streaming (True).
     - **Perplexity** Sonar (an OpenAI client whose ``base_url`` is Perplexity's): grounding
       (True), citations while streaming (True).
+    - **xAI** Grok 4 and later (an OpenAI client, or ``ChatOpenAI``, whose ``base_url`` is
+      ``api.x.ai``; LangChain's ``ChatXAI``): grounding through the Agent Tools API's
+      ``web_search`` / ``x_search`` (True), citations while streaming (True, read when the
+      stream ends); older Grok models: none (Live Search is deprecated).
     - **Azure OpenAI** clients and framework models (``AzureOpenAI``, ``AzureChatOpenAI``)
       answer like OpenAI's models; a note adds that On Your Data (``data_sources`` in the
       request) cites its retrieved documents with ``[docN]`` markers `extract` reads.
