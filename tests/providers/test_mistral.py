@@ -141,6 +141,22 @@ CHAT_REFERENCES_STREAM = [
     ),
 ]
 
+MAGISTRAL = "magistral-medium-latest"
+
+
+def thinking(text: str) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": [{"type": "text", "text": text}]}
+
+
+CHAT_THINKING_STREAM = [
+    chunk({"role": "assistant", "content": [thinking("Je cherche ")]}, model=MAGISTRAL),
+    chunk({"content": [thinking("la réponse… 🤔")]}, model=MAGISTRAL),
+    chunk({"content": [{"type": "text", "text": "La capitale "}]}, model=MAGISTRAL),
+    chunk({"content": "est Paris"}, model=MAGISTRAL),
+    chunk({"content": [{"type": "reference", "reference_ids": ["doc-é"]}]}, model=MAGISTRAL),
+    chunk({"content": [{"type": "text", "text": "."}]}, "stop", model=MAGISTRAL),
+]
+
 CHAT_STRING_STREAM = [
     chunk({"role": "assistant", "content": ""}, model="mistral-small-latest"),
     chunk({"content": "Bonjour ! "}, model="mistral-small-latest"),
@@ -200,6 +216,7 @@ class TestMistralContract(ProviderContract):
         return {
             "chat-references": (CHAT_REFERENCES_STREAM, CHAT_REFERENCES),
             "chat-string": (CHAT_STRING_STREAM, CHAT_STRING),
+            "chat-thinking": (CHAT_THINKING_STREAM, CHAT_THINKING),
             "conversation-web-search": (CONVERSATION_STREAM, CONVERSATION),
         }
 

@@ -368,28 +368,56 @@ def _read_conversation(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
 # --- streams -----------------------------------------------------------------------------------
 
 
-def _merge_chunk(chunks: list[dict[str, Any]], chunk: object) -> None:
-    """Add one streamed chunk (or text) to a message's chunks, joining text and thinking."""
+class _Text:
+    """A streamed text chunk's pieces, joined when the response is rebuilt."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, text: str) -> None:
+        self.pieces = [text]
+
+
+def _merge_chunk(chunks: list[Any], chunk: object) -> None:
+    """Add one streamed chunk (or text) to a message's chunks, joining text and thinking.
+
+    What is not a chunk is kept as it came, for the reader to name.
+    """
     if isinstance(chunk, str):
         chunk = {"type": "text", "text": chunk}
     if not isinstance(chunk, Mapping):
-        chunks.append({"type": repr(type(chunk).__name__), "value": repr(chunk)[:200]})
+        chunks.append(chunk)
         return
     last = chunks[-1] if chunks else None
     kind = chunk.get("type")
     text = chunk.get("text")
-    if kind == "text" and isinstance(text, str) and last is not None and last["type"] == "text":
-        last["text"] += text
-    elif kind == "thinking" and last is not None and last.get("type") == "thinking":
-        parts = chunk.get("thinking")
-        last["thinking"] = [*last["thinking"], *(parts if isinstance(parts, list) else [])]
+    if kind == "text" and isinstance(text, str):
+        if isinstance(last, _Text):
+            last.pieces.append(text)
+        else:
+            chunks.append(_Text(text))
     elif kind == "thinking":
         parts = chunk.get("thinking")
-        chunks.append({**chunk, "thinking": list(parts) if isinstance(parts, list) else []})
-    elif kind == "text" and isinstance(text, str):
-        chunks.append({"type": "text", "text": text})
+        parts = list(parts) if isinstance(parts, list) else []
+        if isinstance(last, dict) and last.get("type") == "thinking":
+            last["thinking"].extend(parts)
+        else:
+            chunks.append({**chunk, "thinking": parts})
     else:
         chunks.append(dict(chunk))
+
+
+def _rebuilt(chunks: list[Any]) -> list[Any]:
+    """A message's streamed chunks as the final response lists them."""
+    return [
+        {"type": "text", "text": "".join(c.pieces)}
+        if isinstance(c, _Text)
+        else (
+            {**c, "thinking": list(c["thinking"])}
+            if isinstance(c, dict) and c.get("type") == "thinking"
+            else c
+        )
+        for c in chunks
+    ]
 
 
 class _MistralStream(RebuildingStream):
@@ -398,7 +426,7 @@ class _MistralStream(RebuildingStream):
     def __init__(self, provider: Provider, **options: Any) -> None:
         super().__init__(provider, **options)
         self._top: dict[str, Any] = {}
-        self._chunks: list[dict[str, Any]] = []
+        self._chunks: list[Any] = []
         self._listed = False  # a delta came as a list of chunks
         self._finish: Any = None
         self._tool_calls: list[Any] = []
@@ -521,14 +549,21 @@ class _MistralStream(RebuildingStream):
     def response(self) -> dict[str, Any]:
         """The final response the events so far add up to."""
         if self._conversation:
-            outputs = [self._outputs[n] for n in sorted(self._outputs)]
+            outputs = [
+                {**entry, "content": _rebuilt(entry["content"])} if "content" in entry else entry
+                for entry in (self._outputs[n] for n in sorted(self._outputs))
+            ]
             return {**self._top, "object": "conversation.response", "outputs": outputs}
         if self._bare:
-            content: Any = [c for c in self._chunks if c.get("type") == "text"]
+            content: Any = [
+                c
+                for c in _rebuilt(self._chunks)
+                if isinstance(c, Mapping) and c.get("type") == "text"
+            ]
         elif self._listed:
-            content = self._chunks
+            content = _rebuilt(self._chunks)
         else:
-            content = "".join(c["text"] for c in self._chunks if c.get("type") == "text")
+            content = "".join("".join(c.pieces) for c in self._chunks if isinstance(c, _Text))
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if self._tool_calls:
             message["tool_calls"] = self._tool_calls
