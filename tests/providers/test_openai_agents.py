@@ -26,6 +26,8 @@ from agents import (  # noqa: E402
     WebSearchTool,
     function_tool,
 )
+from providers._fixtures import cassette_bodies, sse_events  # noqa: E402
+from providers.contract import ProviderContract  # noqa: E402
 
 from unicite import CitedAnswer  # noqa: E402
 from unicite.providers import (  # noqa: E402
@@ -278,3 +280,41 @@ def test_a_damaged_run_result_never_raises() -> None:
         answer = extract({"object": "agents.run_result", "responses": responses})
         assert answer.provider == "openai"
         assert answer.diagnostics
+
+
+# --- the contract, on runs as data -------------------------------------------------------------
+
+
+def run_data(cassette: str, agent: str) -> tuple[dict[str, Any], list[Any]]:
+    """A run as `to_data` gives it, from a cassette's model calls; and its stream as data."""
+    bodies = cassette_bodies(f"providers/test_openai_agents/{cassette}.yaml")
+    calls = [sse_events(body) if isinstance(body, str) else body for body in bodies]
+    finals = [call[-1]["response"] if isinstance(call, list) else call for call in calls]
+    run = {
+        "object": "agents.run_result",
+        "agent": agent,
+        "model": "gpt-5.2",
+        "responses": [{"id": r["id"], "output": r["output"]} for r in finals],
+    }
+    events: list[Any] = [
+        {"type": "agent_updated_stream_event", "new_agent": {"name": agent, "model": "gpt-5.2"}}
+    ]
+    for call in calls:
+        if isinstance(call, list):
+            events.extend({"type": "raw_response_event", "data": event} for event in call)
+    return run, events
+
+
+class TestRunContract(ProviderContract):
+    provider = "openai"
+    mutation_budget = 150
+
+    def final_cases(self) -> dict[str, Any]:
+        return {
+            "run-sync": run_data("test_run_sync_with_hosted_and_function_tools", "Reiseführer")[0],
+            "file-search": run_data("test_file_search_results_are_the_sources", "Atención")[0],
+        }
+
+    def stream_cases(self) -> dict[str, tuple[list[Any], Any]]:
+        run, events = run_data("test_run_streamed_equals_the_run", "Reiseführer")
+        return {"run-streamed": (events, run)}

@@ -12,7 +12,8 @@ which is what the SDK takes ``final_output`` from (the text of that message's pa
 of earlier turns (an agent saying it will search, a triage agent handing off) are not the
 answer: their texts are kept in ``extras["earlier_messages"]``, in order. When the last call
 holds no message (a run whose final output came from a tool), the answer text is empty and a
-diagnostic says so.
+diagnostic says so; a last call that also asks for function calls (a run stopped early, or a
+stream cut between calls) is read with a diagnostic too.
 
 **Sources** are the items of every model call that are not messages, in order: the hosted
 ``web_search_call`` (its ``action.sources``) and ``file_search_call`` (its ``results``, when
@@ -107,10 +108,18 @@ def run_response(
     final: Mapping[str, Any] | None = None
     if messages and messages[-1][0] == len(responses) - 1:
         final = messages.pop()[1]
-    elif responses:
+    elif not responses:
+        notes.append("run result: no model call: no answer text")
+    else:
         notes.append(
             "run result: its last model call holds no message (the final output came from a "
             "tool?): no answer text"
+        )
+    last = responses[-1] if responses else None
+    if final is not None and isinstance(last, Mapping) and not settles_run(last):
+        notes.append(
+            "run result: its last model call also asks for tools the agent runs: the run "
+            "stopped before its final output (the answer is that call's message)"
         )
     response: dict[str, Any] = {"object": "response", "output": [*items]}
     if final is not None:
