@@ -593,23 +593,50 @@ class _MistralStream(RebuildingStream):
 # --- the provider ------------------------------------------------------------------------------
 
 
+def _v1_reference_ids(block: Mapping[str, Any]) -> list[Any] | None:
+    """The reference ids a LangChain v1 text block's ``citation`` annotations carry."""
+    annotations = block.get("annotations")
+    if not isinstance(annotations, list):
+        return None
+    ids: list[Any] = []
+    found = False
+    for ann in annotations:
+        extras = ann.get("extras") if isinstance(ann, Mapping) else None
+        named = extras.get("reference_ids") if isinstance(extras, Mapping) else None
+        if isinstance(ann, Mapping) and ann.get("type") == "citation" and isinstance(named, list):
+            found = True
+            ids.extend(rid for rid in named if rid not in ids)
+    return ids if found else None
+
+
 def _content_chunk(block: object) -> object:
     """A content block as a framework keeps it, back in Mistral's chunk shape.
 
-    langchain-mistralai rewrites a ``reference`` chunk as a text block holding the chunk
-    under ``"reference"`` (``{"type": "text", "text": "", "reference": {"reference_ids"}}``)
-    and numbers streamed blocks with an ``index``.
+    langchain-mistralai rewrites a ``reference`` chunk as a text block holding it under
+    ``"reference"`` (``{"type": "text", "text": "", "reference": {"reference_ids"}}``), or,
+    in LangChain's v1 output, as a text block with a ``citation`` annotation whose ``extras``
+    hold the ids; it numbers streamed blocks with an ``index`` and turns thinking into v1
+    ``reasoning`` blocks.
     """
     if not isinstance(block, Mapping):
         return block
     chunk = {k: v for k, v in block.items() if k != "index"}
+    kind = chunk.get("type")
+    text = chunk.get("text")
     reference = chunk.get("reference")
-    if chunk.get("type") == "text" and isinstance(reference, Mapping):
-        text = chunk.get("text")
+    if kind == "text" and isinstance(reference, Mapping):
         restored = {"type": "reference", **{k: v for k, v in reference.items() if k != "index"}}
         if isinstance(text, str) and text:
             restored["text"] = text
         return restored
+    v1_ids = _v1_reference_ids(chunk) if kind == "text" else None
+    if v1_ids is not None:
+        restored = {"type": "reference", "reference_ids": v1_ids}
+        if isinstance(text, str) and text:
+            restored["text"] = text
+        return restored
+    if kind == "reasoning" and isinstance(chunk.get("reasoning"), str):
+        return {"type": "thinking", "thinking": [{"type": "text", "text": chunk["reasoning"]}]}
     return chunk
 
 

@@ -45,8 +45,18 @@ REFERENCES = {
 }
 
 
-def model() -> ChatMistralAI:
-    return ChatMistralAI(model=MODEL, api_key=API_KEY, temperature=0.0)  # type: ignore[arg-type]
+OUTPUT_VERSIONS = pytest.mark.parametrize("version", [None, "v1"])
+"""The chunks read the same in LangChain's default output and in its v1 standard blocks (where
+a reference is a text block with a ``citation`` annotation holding the ids)."""
+
+
+def model(version: str | None = None) -> ChatMistralAI:
+    return ChatMistralAI(  # type: ignore[call-arg]
+        model=MODEL,
+        api_key=API_KEY,  # type: ignore[arg-type]
+        temperature=0.0,
+        output_version=version,
+    )
 
 
 def messages() -> list[BaseMessage]:
@@ -80,11 +90,21 @@ EXPECTED = [(FR, ["reference:0"]), (JA, ["reference:0", "reference:1"])]
 
 
 @pytest.mark.vcr
-def test_chat_mistralai_invoke_keeps_reference_chunks() -> None:
-    message = model().invoke(messages())
+@pytest.mark.default_cassette("test_chat_mistralai_invoke_keeps_reference_chunks.yaml")
+@OUTPUT_VERSIONS
+def test_chat_mistralai_invoke_keeps_reference_chunks(version: str | None) -> None:
+    message = model(version).invoke(messages())
     assert isinstance(message.content, list)
     # The reference chunk as langchain-mistralai keeps it.
-    assert message.content[1] == {"type": "text", "text": "", "reference": {"reference_ids": [0]}}
+    assert message.content[1] == (
+        {
+            "type": "text",
+            "text": "",
+            "annotations": [{"type": "citation", "extras": {"reference_ids": [0]}}],
+        }
+        if version == "v1"
+        else {"type": "text", "text": "", "reference": {"reference_ids": [0]}}
+    )
     answer = from_ai_message(message)
     assert answer.provider == "mistral"
     assert answer.text == message.text == FR + ". " + JA + "。🕊️"
@@ -99,8 +119,10 @@ def test_chat_mistralai_invoke_keeps_reference_chunks() -> None:
 
 
 @pytest.mark.vcr
-def test_chat_mistralai_stream_keeps_reference_chunks() -> None:
-    chunks = list(model().stream(messages()))
+@pytest.mark.default_cassette("test_chat_mistralai_stream_keeps_reference_chunks.yaml")
+@OUTPUT_VERSIONS
+def test_chat_mistralai_stream_keeps_reference_chunks(version: str | None) -> None:
+    chunks = list(model(version).stream(messages()))
     total = chunks[0]
     for chunk in chunks[1:]:
         total = total + chunk
