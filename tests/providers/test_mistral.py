@@ -406,3 +406,25 @@ def test_bare_content_chunks_in_place_of_events_keep_the_text_and_cite_nothing()
     assert answer.citations == []
     assert len(answer.diagnostics) == 1
     assert "3 stream event(s) were bare content chunks" in answer.diagnostics[0]
+
+
+def test_references_inside_thinking_are_kept_uncited() -> None:
+    seen = {
+        "type": "tool_reference",
+        "tool": "web_search",
+        "title": "Météo",
+        "url": "https://meteo.fr",
+    }
+    answer = extract(
+        chat(
+            [
+                {"type": "thinking", "thinking": [{"type": "text", "text": "Hmm… "}, seen]},
+                {"type": "text", "text": "Il pleut à Brest. ☔"},
+            ],
+            model=MAGISTRAL,
+        )
+    )
+    assert answer.citations == []
+    assert answer.sources == []
+    assert answer.extras["thinking"] == "Hmm… "
+    assert answer.extras["thinking_references"] == [seen]

@@ -28,8 +28,9 @@ Mistral's answers put their citations between the text chunks of a message's ``c
 Offsets: Mistral gives none. A citation's place is where its chunk stands among the text
 chunks; the answer text is the text chunks (and a reference's own text) joined in order,
 across messages, and every offset is a Python ``str`` index (code points) into it. Thinking
-chunks are not answer text: their text is kept in ``extras["thinking"]``; images and other
-chunks are kept in ``extras["content_chunks"]``.
+chunks are not answer text: their text is kept in ``extras["thinking"]`` (the references they
+hold in ``extras["thinking_references"]``, uncited); images and other chunks are kept in
+``extras["content_chunks"]``.
 
 Streams: chat completion chunks (``delta.content`` a string or a list of chunks) and the
 Conversations events (``conversation.response.started``, ``message.output.delta`` whose
@@ -149,6 +150,8 @@ class _Content:
     builder: AnswerBuilder
     marks: list[_Mark] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
+    thinking_parts: list[Any] = field(default_factory=list)
+    """What a thinking chunk holds beside its text (the references it thought with)."""
     kept: list[Any] = field(default_factory=list)
     run_start: int = 0
     """Where the text since the last reference chunk starts."""
@@ -194,6 +197,8 @@ class _Content:
                     text = read.text(part, "text", f"{path}.thinking[{k}]")
                     if text:
                         self.thinking.append(text)
+                else:
+                    self.thinking_parts.append(part)
         elif isinstance(kind, str) and kind in _KEPT_TYPES:
             self.kept.append(chunk)
         else:
@@ -291,6 +296,8 @@ class _Content:
             previous = mark.at
         if self.thinking:
             builder.extras["thinking"] = "".join(self.thinking)
+        if self.thinking_parts:
+            builder.extras["thinking_references"] = self.thinking_parts
         if self.kept:
             builder.extras["content_chunks"] = self.kept
 
