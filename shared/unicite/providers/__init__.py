@@ -2,7 +2,7 @@
 
 Readers are registered providers (`register`, `registered`, `unregister`). Each built-in one has
 its module, named after the provider, and after the API inside a provider's package when it has
-several: `anthropic`, `gemini`, `perplexity`, `cohere`, `bedrock` (Converse),
+several: `anthropic`, `gemini`, `perplexity`, `cohere`, `mistral`, `bedrock` (Converse),
 `openai.responses`, `openai.chat`. Each module holds a `Provider` subclass named
 ``<Provider>[<Api>]Provider`` and its registered instance ``<PROVIDER>[_<API>]``
 (``AnthropicProvider`` / ``ANTHROPIC``, ``OpenAIChatProvider`` / ``OPENAI_CHAT``).
