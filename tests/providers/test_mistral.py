@@ -428,3 +428,24 @@ def test_references_inside_thinking_are_kept_uncited() -> None:
     assert answer.sources == []
     assert answer.extras["thinking"] == "Hmm… "
     assert answer.extras["thinking_references"] == [seen]
+
+
+def test_a_document_library_reference_is_a_document_and_grounds_the_answer() -> None:
+    data = copy.deepcopy(CONVERSATION)
+    data["outputs"][0]["name"] = "document_library"
+    data["outputs"][1]["content"][4] = {
+        "type": "tool_reference",
+        "tool": "document_library",
+        "title": "Rapport annuel 2025 – résumé.pdf",
+    }
+    answer = extract(data)
+    last = answer.citations[-1]
+    (source,) = [answer.source(sid) for sid in last.source_ids]
+    assert source is not None
+    assert (source.kind, source.title, source.url) == (
+        "document",
+        "Rapport annuel 2025 – résumé.pdf",
+        None,
+    )
+    assert last.text == "Bravo 🕊️ !"
+    assert answer.extras["grounded_effective"] is True

@@ -18,7 +18,8 @@ Mistral's answers put their citations between the text chunks of a message's ``c
   ``message.output`` entries, whose content chunks include
   ``{"type": "tool_reference", "tool": "web_search", "title", "url", "favicon",
   "description"}`` after the text they support, and ``tool.execution`` entries (the built-in
-  tools that ran). Each tool reference is a source (a web page when it has a URL) and cites
+  tools that ran). Each tool reference is a source (a web page when it has a URL, else a
+  ``document`` for the ``document_library`` connector, a ``tool`` result otherwise) and cites
   the text of its message since the reference chunk before it (a run of references shares
   that text), without the whitespace around it and the punctuation that closed the sentence
   cited before (``". Next"`` cites ``"Next"``). A reference with no text before it (or, in a
@@ -68,7 +69,8 @@ _KEPT_TYPES = frozenset(
 """Chunks that are not answer text, kept in ``extras["content_chunks"]`` without a word."""
 _OUTPUT_QUIET = frozenset({"function.call", "agent.handoff", "message.input"})
 """Conversation entries with nothing to read for citations."""
-_WEB_TOOLS = frozenset({"web_search", "web_search_premium"})
+_GROUNDING_TOOLS = frozenset({"web_search", "web_search_premium", "document_library"})
+"""Built-in connectors whose execution grounds the answer (a web search, a library search)."""
 
 _EVENTS = frozenset(
     {
@@ -258,9 +260,10 @@ class _Content:
             builder.note(f"{path}: tool reference without a url or a title; dropped")
             return None
         tool = chunk.get("tool")
+        kind = "web" if url else "document" if tool == "document_library" else "tool"
         return builder.add_source(
             {
-                "kind": "web" if url else "tool",
+                "kind": kind,
                 "url": url,
                 "title": title or None,
                 "snippet": description or None,
@@ -366,7 +369,7 @@ def _read_conversation(data: Mapping[str, Any], builder: AnswerBuilder) -> None:
     if conversation_id:
         builder.extras["conversation_id"] = conversation_id
     if tools:
-        searched = any(name in _WEB_TOOLS for name in tools)
+        searched = any(name in _GROUNDING_TOOLS for name in tools)
         builder.grounded = builder.grounded or searched
         builder.extras["tool_calls"] = len(tools)
         builder.extras["grounded_effective"] = searched
