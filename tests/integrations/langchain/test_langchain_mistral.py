@@ -225,3 +225,18 @@ def test_references_given_as_a_list_with_reference_ids() -> None:
         "Pont à haubans franchissant le Tarn.",
     )
     assert source.extras == {"source": "wikipedia", "reference_id": 7}
+
+
+@pytest.mark.vcr
+@pytest.mark.default_cassette("test_chat_mistralai_stream_keeps_reference_chunks.yaml")
+@OUTPUT_VERSIONS
+def test_handler_names_the_referenced_documents_when_streaming(version: str | None) -> None:
+    handler = CitationCallbackHandler()
+    text = "".join(
+        chunk.text for chunk in model(version).stream(messages(), config={"callbacks": [handler]})
+    )
+    answer = handler.answer
+    assert answer is not None
+    assert answer.text == text
+    assert spans(answer) == EXPECTED
+    assert [s.title for s in answer.sources] == ["Prix", "日本被団協"]
