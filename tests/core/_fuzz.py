@@ -236,6 +236,14 @@ def payloads() -> tuple[Payload, ...]:
                 data = response["parsed_body"]
                 text = json.dumps(data, ensure_ascii=False)
                 payload = Payload(f"{stem}#{n}", "json", text, data)
+            elif "events" in response:
+                # An AWS event stream, as the events boto3 yields ({type: payload}), logged as SSE.
+                events = [
+                    {entry.get("event") or entry.get("exception"): entry.get("payload", {})}
+                    for entry in response["events"]
+                ]
+                text = to_sse(events)
+                payload = Payload(f"{stem}#{n}", "sse", text, events)
             else:
                 text = response.get("body") or ""
                 payload = Payload(f"{stem}#{n}", "sse", text, parse_sse(text))
