@@ -639,7 +639,8 @@ class _ResponsesStream(RebuildingStream):
 
     def take(self, event: Mapping[str, Any]) -> bool:
         """Merge one event; True when it may have settled citations."""
-        if event.get("type") in AGENT_EVENTS:
+        kind = event.get("type")
+        if isinstance(kind, str) and kind in AGENT_EVENTS:
             return self._take_run(event)
         self._whole = self._whole or _needs_whole(event)
         return self._take(event)
