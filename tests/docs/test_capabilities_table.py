@@ -35,3 +35,13 @@ def test_every_builtin_reader_has_a_section_on_the_providers_page() -> None:
     names = {p.name for p in BUILTIN_PROVIDERS}
     missing = sorted(name for name in names if name not in headings)
     assert not missing, f"no section on docs/guides/providers.md for {missing}"
+
+
+def test_the_readme_and_the_guide_name_every_builtin_reader() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "guides" / "providers.md").read_text(encoding="utf-8")
+    said = readme.split("`unicite.extract()` reads", 1)[1].split("\n\n", 1)[0].lower()
+    listed = page.split("# provider skips detection:", 1)[1].split("provider=None", 1)[0]
+    for provider in BUILTIN_PROVIDERS:
+        assert provider.name in said, provider.name
+        assert f'"{provider.name}"' in listed, provider.name
