@@ -298,18 +298,29 @@ def _markers(
 
 
 def _adopt(answer: CitedAnswer, shown: list[Source]) -> CitedAnswer:
-    """Cite a given source instead of a provider source for the same page.
+    """Cite a given source instead of a provider source for the same page or document.
 
     A web search often finds the very page a retrieved document came from; one source per
     page, with the document's text, is what a reader (and attribution) needs. Pages compare
-    as the ledger compares them (`unicite.sources.page_key`).
+    as the ledger compares them (`unicite.sources.page_key`). A provider source known only by
+    the ``reference_id`` the request gave its document (``reference:N``) becomes the given
+    source with that ``reference_id`` (in its extras, or in the raw result it was read from).
     """
     by_url = {page_key(s.url): s for s in shown if s.url}
-    if not by_url:
+    by_reference = {ref: s for s in shown if (ref := _reference_id(s)) is not None}
+    if not by_url and not by_reference:
         return answer
     mapping: dict[str, Source] = {}
     for source in answer.sources:
         if source.url and (match := by_url.get(page_key(source.url))) is not None:
+            mapping[source.id] = match
+        elif (
+            source.id.startswith("reference:")
+            and (ref := _reference_id(source)) is not None
+            and (match := by_reference.get(ref)) is not None
+        ):
+            # A document the provider names only by the id the request gave it (Mistral's
+            # reference chunks): the given source with that id is the document.
             mapping[source.id] = match
     if not mapping:
         return answer
@@ -327,6 +338,16 @@ def _adopt(answer: CitedAnswer, shown: list[Source]) -> CitedAnswer:
         if answer.sources_used is None
         else list(dict.fromkeys(mapping[s].id if s in mapping else s for s in answer.sources_used)),
     )
+
+
+def _reference_id(source: Source) -> str | None:
+    """The id a request gave a document (``reference_id``: in extras, or the raw item)."""
+    ref = source.extras.get("reference_id")
+    if ref is None and isinstance(source.raw, Mapping):
+        ref = source.raw.get("reference_id")
+    if isinstance(ref, bool) or not isinstance(ref, (int, str)):
+        return None
+    return str(ref).strip() or None
 
 
 def _add_markers(

@@ -13,7 +13,10 @@ from typing import Any
 
 from providers.contract import ProviderContract
 
+import unicite
+from unicite import Source
 from unicite.providers import StreamCollector, collect_stream, detect_provider, extract
+from unicite.sources import from_tool_output
 
 MODEL = "mistral-large-latest"
 
@@ -449,3 +452,34 @@ def test_a_document_library_reference_is_a_document_and_grounds_the_answer() -> 
     )
     assert last.text == "Bravo 🕊️ !"
     assert answer.extras["grounded_effective"] is True
+
+
+def test_cite_names_referenced_documents_by_the_reference_ids_the_request_gave() -> None:
+    response = chat(
+        [
+            {"type": "text", "text": "Le Mont-Blanc culmine à 4 806 m."},
+            {"type": "reference", "reference_ids": [1]},
+            {"type": "text", "text": " 東京タワーは333メートルです。"},
+            {"type": "reference", "reference_ids": [0]},
+        ]
+    )
+    # The documents as the tool result handed them to the model, in Mistral's list form.
+    tool_result = [
+        {"reference_id": 0, "title": "東京タワー", "url": "https://ex.org/tokyo-tower"},
+        {"reference_id": 1, "title": "Mont-Blanc", "url": "https://ex.org/mont-blanc"},
+    ]
+    answer = unicite.cite(response, sources=from_tool_output("search", tool_result))
+    cited = [(c.text, [answer.source(sid).title for sid in c.source_ids]) for c in answer.citations]
+    assert cited == [
+        ("Le Mont-Blanc culmine à 4 806 m.", ["Mont-Blanc"]),
+        ("東京タワーは333メートルです。", ["東京タワー"]),
+    ]
+    assert [s.url for s in answer.sources] == [
+        "https://ex.org/mont-blanc",
+        "https://ex.org/tokyo-tower",
+    ]
+    # Sources made by hand say their id in extras; an id no given source has stays as it was.
+    given = [Source(title="Mont-Blanc", url="https://ex.org/mb", extras={"reference_id": "1"})]
+    answer = unicite.cite(response, sources=given)
+    assert [s.title or s.id for s in answer.sources] == ["Mont-Blanc", "reference:0"]
+    assert answer.text == extract(response).text
