@@ -13,7 +13,7 @@ ENGINES_ENV := .venv-engines
 	$(PYTHON) -m venv .tools
 	.tools/bin/python -m pip install --quiet --disable-pip-version-check uv
 
-.venv/.synced: pyproject.toml uv.lock shared/pyproject.toml integrations/langchain/pyproject.toml integrations/llamaindex/pyproject.toml | $(UV)
+.venv/.synced: pyproject.toml uv.lock shared/pyproject.toml integrations/langchain/pyproject.toml integrations/llamaindex/pyproject.toml integrations/pydantic_ai/pyproject.toml integrations/haystack/pyproject.toml | $(UV)
 	$(UV) sync --frozen
 	@touch $@
 
@@ -25,7 +25,7 @@ DEMO_ENV := .venv-demo
 
 # The demo's own environment: what the examples need to run (the `demo` dependency group) and
 # no test or lint tool, so that it stays small and leaves the development environment alone.
-$(DEMO_ENV)/.synced: pyproject.toml uv.lock shared/pyproject.toml integrations/langchain/pyproject.toml integrations/llamaindex/pyproject.toml | $(UV)
+$(DEMO_ENV)/.synced: pyproject.toml uv.lock shared/pyproject.toml integrations/langchain/pyproject.toml integrations/llamaindex/pyproject.toml integrations/pydantic_ai/pyproject.toml integrations/haystack/pyproject.toml | $(UV)
 	@printf 'Installing what the examples need into %s (once; later runs reuse it)...\n' $(DEMO_ENV)
 	@UV_PROJECT_ENVIRONMENT=$(DEMO_ENV) $(UV) sync --quiet --frozen --no-default-groups --group demo
 	@touch $@

@@ -1,0 +1,1 @@
+"""unicite for pydantic-ai."""
