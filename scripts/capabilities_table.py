@@ -33,13 +33,16 @@ NAMES = {
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Table cell text: pipes and brackets escaped (a note's ``[[n]](url)`` is not a link)."""
+    for char in "\\|[]":
+        text = text.replace(char, "\\" + char)
+    return text.replace("\n", " ")
 
 
 def _models(pattern: str, later: bool) -> str:
     if not pattern:
         return "any other model" if later else "any model"
-    return f"matching `{_cell(pattern)}`"
+    return "matching `{}`".format(pattern.replace("|", "\\|"))
 
 
 def render() -> str:
