@@ -53,14 +53,18 @@ demo: $(DEMO_ENV)/.synced
 ## Ray and Spark engines of `unicite stats` in local mode (Spark's tests skip without Java 17+)
 test: test-all test-core test-llamaindex test-engines
 
+# Each suite runs on every core (pytest-xdist); a test file's tests share one worker, since
+# files start their own servers and module-scoped fixtures.
+XDIST := -n auto --dist loadfile
+
 test-all: .venv/.synced
-	$(RUN) pytest
+	$(RUN) pytest $(XDIST)
 
 # The core must import and pass its tests with no framework and no provider SDK installed:
 # a separate environment holding only unicite and the test tools.
 test-core: | $(UV)
 	UV_PROJECT_ENVIRONMENT=$(CORE_ENV) $(UV) sync --frozen --package unicite --group test-core
-	UNICITE_CORE_ONLY=1 $(CORE_ENV)/bin/python -m pytest -p no:cacheprovider
+	UNICITE_CORE_ONLY=1 $(CORE_ENV)/bin/python -m pytest -p no:cacheprovider $(XDIST)
 
 test-llamaindex: | $(UV)
 	UV_PROJECT_ENVIRONMENT=$(LLAMAINDEX_ENV) $(UV) sync --frozen --no-default-groups --group llamaindex-providers

@@ -8,8 +8,9 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def test_readme_quickstart_runs(capsys) -> None:  # type: ignore[no-untyped-def]
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    assert blocks, "the README has no python block"
-    exec(compile(blocks[0], str(README), "exec"), {})  # noqa: S102 - our own README
+    quickstart = next((b for b in blocks if "unicite.extract(response)" in b), None)
+    assert quickstart is not None, "the README has no extract() quickstart"
+    exec(compile(quickstart, str(README), "exec"), {})  # noqa: S102 - our own README
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "rund 440 000 Einwohner -> stadt-zuerich.txt"
     assert "Sources" in out
@@ -31,20 +32,6 @@ def test_readme_cite_example_runs(capsys) -> None:  # type: ignore[no-untyped-de
     # Each printed value is what the README's comment next to it says.
     comments = [
         line.split("#", 1)[1].split("  ", 1)[0].strip()
-        for line in block.splitlines()
-        if line.startswith("print(") and "#" in line
-    ]
-    assert out == comments
-
-
-def test_readme_wire_example_runs(capsys) -> None:  # type: ignore[no-untyped-def]
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    sources = next(b for b in blocks if "unicite.cite(" in b).split("answer =", 1)[0]
-    block = next(b for b in blocks if "wire.encode(" in b)
-    exec(compile("import unicite\n" + sources + block, str(README), "exec"), {})  # noqa: S102
-    out = capsys.readouterr().out.splitlines()
-    comments = [
-        line.split("#", 1)[1].strip()
         for line in block.splitlines()
         if line.startswith("print(") and "#" in line
     ]
