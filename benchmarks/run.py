@@ -23,6 +23,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 README = HERE.parent / "README.md"
+PERFORMANCE = HERE.parent / "docs" / "performance.md"
 RESULTS = HERE / "results.json"
 RESULTS_PAGE = HERE / "RESULTS.md"
 README_START = "<!-- benchmark-summary:start -->"
@@ -149,8 +150,20 @@ def results_page(results: dict[str, Any]) -> str:
     return "\n".join(intro) + "\n" + markdown(results)
 
 
+def headline(results: dict[str, Any]) -> str:
+    """The README's line: how many targets are met, where, and where to read more."""
+    m = results["machine"]
+    met, missed, untargeted = _counts(results["figures"])
+    return (
+        f"{met} of {met + missed} targets met; {untargeted} more figures are reported against"
+        f" their baseline. Measured {m['date']} on {m['cpu']} ({m['cores']} cores), Python"
+        f" {m['python']}. Per benchmark: [Performance](docs/performance.md); every figure with"
+        " its baseline: [benchmarks/RESULTS.md](benchmarks/RESULTS.md).\n"
+    )
+
+
 def summary(results: dict[str, Any]) -> str:
-    """The README's summary: the targets met, per benchmark with its headline figure."""
+    """The performance page's summary: the targets met, per benchmark with its headline figure."""
     m = results["machine"]
     figures = results["figures"]
     met, missed, untargeted = _counts(figures)
@@ -179,19 +192,27 @@ def summary(results: dict[str, Any]) -> str:
             VERDICT[head["met"]],
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    lines += ["", "Every figure with its baseline: [benchmarks/RESULTS.md](benchmarks/RESULTS.md)."]
+    lines += ["", "Every figure with its baseline: `benchmarks/RESULTS.md` in the repository."]
     return "\n".join(lines) + "\n"
 
 
-def update_readme(results: dict[str, Any]) -> None:
-    """Write the full table to RESULTS.md and its summary between the README's markers."""
-    text = README.read_text(encoding="utf-8")
+def _between_markers(page: Path, content: str) -> None:
+    text = page.read_text(encoding="utf-8")
     start, end = text.find(README_START), text.find(README_END)
     if start < 0 or end < start:
-        raise SystemExit(f"README.md has no {README_START} … {README_END} section")
+        raise SystemExit(f"{page.name} has no {README_START} … {README_END} section")
+    body = text[: start + len(README_START)] + "\n" + content + text[end:]
+    page.write_text(body, encoding="utf-8")
+
+
+def update_readme(results: dict[str, Any]) -> None:
+    """Write RESULTS.md, the summary on the docs' performance page and the README's headline.
+
+    The summary and the headline each go between their page's markers.
+    """
     RESULTS_PAGE.write_text(results_page(results), encoding="utf-8")
-    body = text[: start + len(README_START)] + "\n" + summary(results) + text[end:]
-    README.write_text(body, encoding="utf-8")
+    _between_markers(PERFORMANCE, summary(results))
+    _between_markers(README, headline(results))
 
 
 def main(argv: list[str]) -> int:
