@@ -1,0 +1,254 @@
+"""Native citations of the answer's response, read from what pydantic-ai keeps of it.
+
+pydantic-ai keeps each text part's provider citation payload in
+``TextPart.provider_details["citations"]`` and a normalised form in ``TextPart.citations``.
+Where the payload is the provider's own (OpenAI Responses annotations, Chat Completions
+annotations, Anthropic text block citations, Gemini grounding supports with their chunks), the
+part is put back in the provider's shape and read by unicite's reader for it; otherwise the
+normalised citations with a place in the text are translated as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic_ai.messages import (
+    Citation as PaiCitation,
+)
+from pydantic_ai.messages import (
+    ContentCitationAnchor,
+    DocumentCitationSource,
+    ModelResponse,
+    TextPart,
+    WebCitationSource,
+)
+
+import unicite
+from unicite import Citation, CitedAnswer, Source
+from unicite.providers import extract_content
+
+__all__ = ["native_answer"]
+
+_ANTHROPIC_TYPES = frozenset(
+    {
+        "char_location",
+        "page_location",
+        "content_block_location",
+        "web_search_result_location",
+        "search_result_location",
+    }
+)
+
+
+def _raw(part: TextPart) -> list[Any]:
+    details = part.provider_details or {}
+    raw = details.get("citations")
+    return [item for item in raw if isinstance(item, Mapping)] if isinstance(raw, list) else []
+
+
+def _openai_responses(text: str, raw: list[Any]) -> CitedAnswer:
+    block = {"type": "output_text", "text": text, "annotations": raw}
+    return extract_content([block], "openai")
+
+
+def _openai_chat(text: str, raw: list[Any], model: str | None) -> CitedAnswer:
+    completion = {
+        "object": "chat.completion",
+        "model": model or "",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text, "annotations": raw},
+            }
+        ],
+    }
+    return unicite.extract(completion, provider="openai")
+
+
+def _anthropic(text: str, raw: list[Any]) -> CitedAnswer:
+    return extract_content([{"type": "text", "text": text, "citations": raw}], "anthropic")
+
+
+def _gemini(text: str, raw: list[Any]) -> CitedAnswer:
+    """Grounding rebuilt from the supports pydantic-ai kept, each with the chunks it named."""
+    chunks: list[Any] = []
+    index: dict[str, int] = {}
+    supports = []
+    for support in raw:
+        named = support.get("grounding_chunks")
+        if not isinstance(named, list):
+            continue
+        indices = []
+        for chunk in named:
+            if not isinstance(chunk, Mapping):
+                continue
+            key = repr(sorted(chunk.items()))
+            if key not in index:
+                index[key] = len(chunks)
+                chunks.append(dict(chunk))
+            indices.append(index[key])
+        segment = dict(support.get("segment") or {})
+        segment.pop("part_index", None)
+        supports.append(
+            {
+                **{k: v for k, v in support.items() if k != "grounding_chunks"},
+                "segment": segment,
+                "grounding_chunk_indices": indices,
+            }
+        )
+    metadata = {"grounding_chunks": chunks, "grounding_supports": supports}
+    return extract_content(text, "gemini", fields={"grounding_metadata": metadata})
+
+
+def _source(source: Any) -> Source | None:
+    if isinstance(source, WebCitationSource):
+        excerpt = " … ".join(source.excerpts) or None
+        return Source(kind="web", url=source.url, title=source.title, snippet=excerpt)
+    if isinstance(source, DocumentCitationSource):
+        excerpt = " … ".join(source.excerpts) or None
+        return Source(
+            kind="document",
+            provider_id=source.document_id,
+            title=source.title,
+            snippet=excerpt,
+        )
+    return None
+
+
+def _normalised(text: str, citations: Sequence[PaiCitation], provider: str | None) -> CitedAnswer:
+    """pydantic-ai's own citations that say which text they support."""
+    sources: dict[str, Source] = {}
+    cited: list[Citation] = []
+    placeless = 0
+    for citation in citations:
+        ids = []
+        for item in citation.sources:
+            source = _source(item)
+            if source is not None:
+                sources.setdefault(source.id, source)
+                ids.append(source.id)
+        anchor = citation.anchor
+        if not ids:
+            continue
+        if not isinstance(anchor, ContentCitationAnchor) or anchor.end > len(text):
+            placeless += 1
+            continue
+        cited.append(
+            Citation(
+                start=anchor.start,
+                end=anchor.end,
+                text=text[anchor.start : anchor.end],
+                source_ids=list(dict.fromkeys(ids)),
+            )
+        )
+    notes = []
+    if placeless:
+        notes.append(f"{placeless} native citation(s) name no place in the text; left uncited")
+    return CitedAnswer(
+        text=text,
+        sources=list(sources.values()),
+        citations=cited,
+        provider=provider,
+        diagnostics=notes,
+    )
+
+
+def _kind(part: TextPart, provider: str, raw: list[Any]) -> str | None:
+    types = {item.get("type") for item in raw}
+    if "url_citation" in types or "file_citation" in types:
+        return "openai-chat" if any("url_citation" in item for item in raw) else "openai"
+    if types & _ANTHROPIC_TYPES:
+        return "anthropic"
+    if any("grounding_chunks" in item for item in raw):
+        return "gemini"
+    return None
+
+
+def _part_answer(part: TextPart, response: ModelResponse) -> CitedAnswer | None:
+    raw = _raw(part)
+    provider = part.provider_name or response.provider_name or ""
+    kind = _kind(part, provider, raw) if raw else None
+    if kind == "openai":
+        return _openai_responses(part.content, raw)
+    if kind == "openai-chat":
+        return _openai_chat(part.content, raw, response.model_name)
+    if kind == "anthropic":
+        return _anthropic(part.content, raw)
+    if kind == "gemini":
+        answer = _gemini(part.content, raw)
+        if answer.citations or not part.citations:
+            return answer
+    if part.citations:
+        return _normalised(part.content, part.citations, provider or None)
+    return None
+
+
+def _shift(citation: Citation, by: int) -> Citation:
+    marker = citation.marker_span
+    return citation.model_copy(
+        update={
+            "start": citation.start + by,
+            "end": citation.end + by,
+            "marker_span": None if marker is None else (marker[0] + by, marker[1] + by),
+        }
+    )
+
+
+def native_answer(response: ModelResponse, text: str, diagnostics: list[str]) -> CitedAnswer | None:
+    """The response's text with its native citations, or None when it carries none.
+
+    The text parts are joined as ``ModelResponse.text`` joins them; when that is not `text`
+    (an output validator changed it, or the output is not the response's text) the native
+    citations cannot be placed and a diagnostic says so.
+    """
+    pieces: list[tuple[int, str, CitedAnswer | None]] = []
+    adjacent = False
+    found = False
+    for part in response.parts:
+        if isinstance(part, TextPart):
+            try:
+                answer = _part_answer(part, response)
+            except Exception as err:
+                diagnostics.append(f"internal error reading a text part's citations: {err!r}")
+                answer = None
+            found = found or (answer is not None and bool(answer.citations or answer.sources))
+            if answer is not None and answer.text != part.content:
+                diagnostics.append("a text part's native citations do not fit its text; dropped")
+                answer = None
+            pieces.append((0 if adjacent or not pieces else 2, part.content, answer))
+            adjacent = True
+        else:
+            adjacent = False
+    if not found:
+        return None
+    joined = "".join("\n\n" * (gap // 2) + content for gap, content, _ in pieces)
+    if joined != text:
+        diagnostics.append(
+            "the output is not the response's text, so its native citations cannot be placed"
+        )
+        return None
+    sources: dict[str, Source] = {}
+    citations: list[Citation] = []
+    notes: list[str] = []
+    provider = model = None
+    offset = 0
+    for gap, content, answer in pieces:
+        body = offset + gap
+        if answer is not None:
+            provider = provider or answer.provider
+            model = model or answer.model
+            notes.extend(answer.diagnostics)
+            for source in answer.sources:
+                sources.setdefault(source.id, source)
+            citations.extend(_shift(c, body) for c in answer.citations)
+        offset = body + len(content)
+    return CitedAnswer(
+        text=text,
+        sources=list(sources.values()),
+        citations=citations,
+        provider=provider,
+        model=model or response.model_name,
+        diagnostics=notes,
+    )
