@@ -45,7 +45,8 @@ def test_openai_responses_web_search() -> None:
     assert citation.origin == "native"
     assert "343 mètres" in citation.text
     (source,) = answer.sources
-    assert source.url is not None and source.url.startswith(WIKI)
+    assert source.url is not None
+    assert source.url.startswith(WIKI)
     assert source.title == "Viaduc de Millau — Wikipédia"
 
 
