@@ -38,9 +38,7 @@ class _Citer:
         except Exception as err:
             output = getattr(result, "output", None)
             fallback = output if isinstance(output, str) else ""
-            answer = CitedAnswer(
-                text=fallback, diagnostics=[f"internal error citing the run: {err!r}"]
-            )
+            answer = CitedAnswer(text=fallback, diagnostics=[f"citing the run failed: {err!r}"])
         if text is not None and answer.text != text and self.policy.enabled:
             answer = answer.model_copy(
                 update={

@@ -6,8 +6,10 @@ question, the next the reply `answer(prompt)` gives for everything the model was
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -78,3 +80,8 @@ def scripted_model(
             yield text[start : start + size]
 
     return FunctionModel(respond, stream_function=stream)
+
+
+def run(agent: Any, prompt: str) -> Any:
+    """``agent.run(prompt)`` in a loop of its own, closed after (``run_sync`` keeps its loop)."""
+    return asyncio.run(agent.run(prompt))

@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("pydantic_ai")
 pytest.importorskip("vcr")
 
+from integrations.pydantic_ai.scripted import run
 from pydantic_ai import Agent
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.google import GoogleModel
@@ -36,7 +37,7 @@ def spans_hold(answer: CitedAnswer) -> None:
 @pytest.mark.vcr
 def test_openai_responses_web_search() -> None:
     model = OpenAIResponsesModel("gpt-5.2", provider=OpenAIProvider(api_key=KEY))
-    result = with_citations(Agent(model)).run_sync(QUESTION)
+    result = run(with_citations(Agent(model)), QUESTION)
     answer = result.citations
     assert answer.text == result.output
     assert answer.provider == "openai"
@@ -53,7 +54,7 @@ def test_openai_responses_web_search() -> None:
 @pytest.mark.vcr
 def test_openai_chat_search_model() -> None:
     model = OpenAIChatModel("gpt-4o-search-preview", provider=OpenAIProvider(api_key=KEY))
-    result = Agent(model).run_sync(QUESTION)
+    result = run(Agent(model), QUESTION)
     answer = cite_result(result)
     assert answer.text == result.output
     spans_hold(answer)
@@ -65,7 +66,7 @@ def test_openai_chat_search_model() -> None:
 def test_anthropic_web_search() -> None:
     model = AnthropicModel("claude-opus-4-7", provider=AnthropicProvider(api_key=KEY))
     # A max_tokens this small is sent as one request, not streamed behind the scenes.
-    result = Agent(model, model_settings={"max_tokens": 1024}).run_sync(QUESTION)
+    result = run(Agent(model, model_settings={"max_tokens": 1024}), QUESTION)
     answer = cite_result(result)
     assert answer.text == result.output
     assert answer.provider == "anthropic"
@@ -81,7 +82,7 @@ def test_anthropic_web_search() -> None:
 @pytest.mark.vcr
 def test_gemini_grounding() -> None:
     model = GoogleModel("gemini-2.5-flash", provider=GoogleProvider(api_key=KEY))
-    result = Agent(model).run_sync(QUESTION)
+    result = run(Agent(model), QUESTION)
     answer = cite_result(result)
     assert answer.text == result.output
     assert answer.provider == "gemini"
