@@ -25,13 +25,15 @@ FOLDERS = {
     "unicite": ROOT / "shared",
     "unicite-langchain": ROOT / "integrations" / "langchain",
     "unicite-llamaindex": ROOT / "integrations" / "llamaindex",
+    "unicite-pydantic-ai": ROOT / "integrations" / "pydantic_ai",
 }
 MODULES = {
     "unicite": "unicite",
     "unicite-langchain": "unicite_langchain",
     "unicite-llamaindex": "unicite_llamaindex",
+    "unicite-pydantic-ai": "unicite_pydantic_ai",
 }
-ADAPTERS = ("unicite-langchain", "unicite-llamaindex")
+ADAPTERS = ("unicite-langchain", "unicite-llamaindex", "unicite-pydantic-ai")
 URLS = ("Homepage", "Documentation", "Repository", "Issues", "Changelog")
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 

@@ -17,6 +17,7 @@ READMES = {
     "unicite": ROOT / "shared" / "README.md",
     "unicite_langchain": ROOT / "integrations" / "langchain" / "README.md",
     "unicite_llamaindex": ROOT / "integrations" / "llamaindex" / "README.md",
+    "unicite_pydantic_ai": ROOT / "integrations" / "pydantic_ai" / "README.md",
 }
 
 ZURICH = "Zürich zählt rund 440 000 Einwohner."
@@ -140,6 +141,39 @@ def test_the_llamaindex_readme_runs(
     assert [source.url for source in answer.sources] == [ZURICH_URL]
     out = capsys.readouterr().out
     assert f"'Rund 440 000 Menschen' -> Zürich ({ZURICH_URL})" in out
+
+
+@pytest.fixture
+def pydantic_ai_stand_ins() -> dict[str, Any]:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("search", {"query": "Köhlbrandbrücke"})])
+        return ModelResponse(parts=[TextPart("Sie ist 3 618 Meter lang [1].")])
+
+    def search(query: str) -> list[dict[str, str]]:
+        """Search the encyclopaedia."""
+        return [{"url": KOEHLBRAND_URL, "title": "Köhlbrandbrücke", "content": KOEHLBRAND}]
+
+    return {"model": FunctionModel(respond), "search": search}
+
+
+KOEHLBRAND = "Die Köhlbrandbrücke in Hamburg ist 3 618 Meter lang."
+KOEHLBRAND_URL = "https://de.wikipedia.org/wiki/K%C3%B6hlbrandbr%C3%BCcke"
+
+
+def test_the_pydantic_ai_readme_runs(
+    pydantic_ai_stand_ins: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    namespace = dict(pydantic_ai_stand_ins)
+    run("unicite_pydantic_ai", namespace)
+    answer = namespace["answer"]
+    assert [source.url for source in answer.sources] == [KOEHLBRAND_URL]
+    out = capsys.readouterr().out
+    assert f"'Sie ist 3 618 Meter lang' -> Köhlbrandbrücke ({KOEHLBRAND_URL})" in out
 
 
 def test_the_adapter_readmes_install_what_they_import() -> None:
