@@ -34,6 +34,7 @@ for name, package in [
     ("unicite", "unicite"),
     ("unicite_langchain", "unicite_langchain"),
     ("unicite_llamaindex", "unicite_llamaindex"),
+    ("unicite_pydantic_ai", "unicite_pydantic_ai"),
 ]:
     wheels = sorted(Path("dist").glob(f"{name}-*.whl"))
     sdists = sorted(Path("dist").glob(f"{name}-*.tar.gz"))
@@ -77,6 +78,7 @@ trap 'rm -rf "$work"' EXIT
 core_wheel=$(ls dist/unicite-*.whl)
 langchain_wheel=$(ls dist/unicite_langchain-*.whl)
 llamaindex_wheel=$(ls dist/unicite_llamaindex-*.whl)
+pydantic_ai_wheel=$(ls dist/unicite_pydantic_ai-*.whl)
 
 # check_env NAME WHEELS... : a fresh environment with just these wheels (and what they need).
 check_env() {
@@ -132,6 +134,24 @@ assert unicite_llamaindex.__version__ == importlib.metadata.version("unicite-lla
 assert importlib.util.find_spec("langchain_core") is None
 CitationPostprocessor()
 print(f"unicite-llamaindex {unicite_llamaindex.__version__}: imports with llama-index-core")
+EOF
+
+check_env pydantic_ai "$core_wheel" "$pydantic_ai_wheel"
+"$work/pydantic_ai/bin/python" - <<'EOF'
+import importlib.metadata
+import importlib.util
+
+import unicite_pydantic_ai
+from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
+from unicite_pydantic_ai import cite_tools, with_citations
+
+assert unicite_pydantic_ai.__version__ == importlib.metadata.version("unicite-pydantic-ai")
+assert importlib.util.find_spec("langchain_core") is None
+assert importlib.util.find_spec("llama_index") is None
+agent = with_citations(Agent(TestModel(), tools=cite_tools([lambda query: "Zürich"])))
+assert agent.run_sync("Zürich ?").citations is not None
+print(f"unicite-pydantic-ai {unicite_pydantic_ai.__version__}: imports with pydantic-ai-slim")
 EOF
 
 echo "dist: ok"

@@ -13,16 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic_ai.messages import (
-    Citation as PaiCitation,
-)
-from pydantic_ai.messages import (
-    ContentCitationAnchor,
-    DocumentCitationSource,
-    ModelResponse,
-    TextPart,
-    WebCitationSource,
-)
+from pydantic_ai.messages import ModelResponse, TextPart
 
 import unicite
 from unicite import Citation, CitedAnswer, Source
@@ -103,43 +94,49 @@ def _gemini(text: str, raw: list[Any]) -> CitedAnswer:
 
 
 def _source(source: Any) -> Source | None:
-    if isinstance(source, WebCitationSource):
-        excerpt = " … ".join(source.excerpts) or None
-        return Source(kind="web", url=source.url, title=source.title, snippet=excerpt)
-    if isinstance(source, DocumentCitationSource):
-        excerpt = " … ".join(source.excerpts) or None
+    """A pydantic-ai citation source (``WebCitationSource``, ``DocumentCitationSource``)."""
+    kind = getattr(source, "kind", None)
+    excerpts = getattr(source, "excerpts", None) or []
+    excerpt = " … ".join(e for e in excerpts if isinstance(e, str)) or None
+    title = getattr(source, "title", None)
+    if kind == "web" and isinstance(getattr(source, "url", None), str):
+        return Source(kind="web", url=source.url, title=title, snippet=excerpt)
+    if kind == "document":
         return Source(
             kind="document",
-            provider_id=source.document_id,
-            title=source.title,
+            provider_id=getattr(source, "document_id", None),
+            title=title,
             snippet=excerpt,
         )
     return None
 
 
-def _normalised(text: str, citations: Sequence[PaiCitation], provider: str | None) -> CitedAnswer:
+def _normalised(text: str, citations: Sequence[Any], provider: str | None) -> CitedAnswer:
     """pydantic-ai's own citations that say which text they support."""
     sources: dict[str, Source] = {}
     cited: list[Citation] = []
     placeless = 0
     for citation in citations:
         ids = []
-        for item in citation.sources:
+        for item in getattr(citation, "sources", None) or []:
             source = _source(item)
             if source is not None:
                 sources.setdefault(source.id, source)
                 ids.append(source.id)
-        anchor = citation.anchor
+        anchor: Any = getattr(citation, "anchor", None)
         if not ids:
             continue
-        if not isinstance(anchor, ContentCitationAnchor) or anchor.end > len(text):
+        # A content anchor is the text the sources support; a marker anchor only the link or
+        # marker the model wrote, which says nothing of the claim.
+        start, end = getattr(anchor, "start", -1), getattr(anchor, "end", -1)
+        if getattr(anchor, "kind", None) != "content" or not 0 <= start < end <= len(text):
             placeless += 1
             continue
         cited.append(
             Citation(
-                start=anchor.start,
-                end=anchor.end,
-                text=text[anchor.start : anchor.end],
+                start=start,
+                end=end,
+                text=text[start:end],
                 source_ids=list(dict.fromkeys(ids)),
             )
         )
@@ -178,10 +175,11 @@ def _part_answer(part: TextPart, response: ModelResponse) -> CitedAnswer | None:
         return _anthropic(part.content, raw)
     if kind == "gemini":
         answer = _gemini(part.content, raw)
-        if answer.citations or not part.citations:
+        if answer.citations or not getattr(part, "citations", None):
             return answer
-    if part.citations:
-        return _normalised(part.content, part.citations, provider or None)
+    normalised = getattr(part, "citations", None)
+    if normalised:
+        return _normalised(part.content, normalised, provider or None)
     return None
 
 

@@ -7,7 +7,15 @@ from typing import Any
 
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
+from pydantic_ai.result import StreamedRunResult
+
+try:
+    from pydantic_ai.result import StreamedRunResultSync
+except ImportError:  # pydantic-ai before run_stream_sync
+
+    class StreamedRunResultSync:  # type: ignore[no-redef]
+        """Stands for a class this pydantic-ai does not have."""
+
 
 import unicite
 from unicite import CitedAnswer, CitePolicy, UsageError

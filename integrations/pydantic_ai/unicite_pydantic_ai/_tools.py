@@ -58,7 +58,8 @@ class _RunLedgers:
         self._ledgers: OrderedDict[object, SourceLedger] = OrderedDict()
 
     def of(self, ctx: RunContext[Any]) -> SourceLedger:
-        key: object = ctx.run_id if ctx.run_id is not None else id(ctx.messages)
+        run_id = getattr(ctx, "run_id", None)
+        key: object = run_id if run_id is not None else id(ctx.messages)
         with self._lock:
             ledger = self._ledgers.get(key)
             if ledger is None:
