@@ -6,6 +6,7 @@ calls the API live. Run it with ``uv run python examples/pydantic_ai_agent.py``.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -63,7 +64,7 @@ def main() -> None:
                 instructions=citation_instructions(),
             )
         )
-        result = agent.run_sync(QUESTION)
+        result = asyncio.run(agent.run(QUESTION))
     answer = result.citations
     print(unicite.render(answer, "terminal", hyperlinks=False, width=88))
     print()
