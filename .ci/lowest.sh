@@ -9,6 +9,7 @@
 #   adapters   unicite-langchain[agents] and       tests/integrations, packaging
 #              unicite-llamaindex
 #   langchain  unicite-langchain alone             tests/integrations/langchain
+#   pydantic_ai  unicite-pydantic-ai alone         tests/integrations/pydantic_ai
 #
 # A bound raised because of what fails here says so in a comment next to it.
 #
@@ -16,7 +17,7 @@
 # newest SDKs, whose requests an older SDK does not repeat. The test tools themselves (pytest,
 # hypothesis, ...) are the newest releases that fit each environment.
 #
-# Usage: .ci/lowest.sh [core|adapters|langchain]...   (all three by default)
+# Usage: .ci/lowest.sh [core|adapters|langchain|pydantic_ai]...   (all by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,7 +59,7 @@ with open(sys.argv[1], encoding="utf-8") as pins:
     resolved = dict(line.strip().split("==", 1) for line in pins if "==" in line)
 resolved = {key(name): version for name, version in resolved.items()}
 declared = set()
-for dist in ("unicite", "unicite-langchain", "unicite-llamaindex"):
+for dist in ("unicite", "unicite-langchain", "unicite-llamaindex", "unicite-pydantic-ai"):
     try:
         requires = md.requires(dist) or []
     except md.PackageNotFoundError:
@@ -105,11 +106,18 @@ langchain() {
   run_tests langchain tests/integrations/langchain
 }
 
-for part in "${@:-core adapters langchain}"; do
+pydantic_ai() {
+  echo "── lowest: unicite-pydantic-ai ──"
+  make_env pydantic_ai "pytest hypothesis pyyaml jsonschema" -- \
+    -e ./shared -e ./integrations/pydantic_ai
+  run_tests pydantic_ai tests/integrations/pydantic_ai
+}
+
+for part in "${@:-core adapters langchain pydantic_ai}"; do
   for name in $part; do
     case $name in
-      core | adapters | langchain) "$name" ;;
-      *) echo "unknown part: $name (core, adapters, langchain)" >&2 && exit 2 ;;
+      core | adapters | langchain | pydantic_ai) "$name" ;;
+      *) echo "unknown part: $name (core, adapters, langchain, pydantic_ai)" >&2 && exit 2 ;;
     esac
   done
 done

@@ -43,11 +43,27 @@ def settled(result: Any) -> Any:
     if isinstance(result, StreamedRunResultSync):
         result = getattr(result, "_streamed_run_result", result)
     if isinstance(result, StreamedRunResult):
+        if not hasattr(type(result), "result"):  # pydantic-ai before 2.44
+            if not getattr(result, "is_complete", False):
+                raise UsageError("the streamed run has not finished")
+            return _Finished(result.all_messages())
         try:
             return result.result
         except UserError as err:
             raise UsageError(f"the streamed run has not finished: {err}") from err
     return result
+
+
+class _Finished:
+    """A finished stream's messages, its output being its final response's text."""
+
+    output: object = None
+
+    def __init__(self, messages: list[ModelMessage]) -> None:
+        self._messages = messages
+
+    def all_messages(self) -> list[ModelMessage]:
+        return self._messages
 
 
 def _response(messages: Sequence[ModelMessage]) -> ModelResponse | None:
