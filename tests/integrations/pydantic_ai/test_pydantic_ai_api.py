@@ -223,3 +223,14 @@ def test_a_raising_callback_leaves_the_run_alone(caplog: pytest.LogCaptureFixtur
     assert result.output == ANSWER
     assert result.citations.citations
     assert "callback failed" in caplog.text
+
+
+def test_test_model_calls_the_cited_tool_and_answers_with_markers() -> None:
+    from pydantic_ai.models.test import TestModel
+
+    model = TestModel(custom_output_text="Die Köhlbrandbrücke [1]; 明石海峡大橋 [2]; [5].")
+    result = run(with_citations(Agent(model, tools=cite_tools([search]))), "?")
+    answer = result.citations
+    assert answer.text == "Die Köhlbrandbrücke [1]; 明石海峡大橋 [2];."
+    assert [s.title for s in answer.sources] == [p["title"] for p in PAGES]
+    assert [c.text for c in answer.citations] == ["Die Köhlbrandbrücke", "明石海峡大橋"]
