@@ -194,6 +194,31 @@ def _shift(citation: Citation, by: int) -> Citation:
     )
 
 
+Piece = tuple[int, str, "CitedAnswer | None"]
+
+
+def _joined(pieces: Sequence[Piece]) -> str:
+    return "".join("\n\n" * (gap // 2) + content for gap, content, _ in pieces)
+
+
+def _output_pieces(pieces: list[Piece], text: str) -> list[Piece] | None:
+    """The text parts the output is made of: all of them, or those after the last tool call.
+
+    ``ModelResponse.text`` joins every text part; a run's text output is the text after the
+    response's last non-text part (a native tool call or its result) when there is one.
+    """
+    for start, (gap, _, _) in enumerate(pieces):
+        if start and not gap:
+            continue  # adjacent parts are one block: the output starts at a block
+        tail = [
+            (0, content, answer) if i == 0 else (g, content, answer)
+            for i, (g, content, answer) in enumerate(pieces[start:])
+        ]
+        if _joined(tail) == text:
+            return tail
+    return None
+
+
 def native_answer(response: ModelResponse, text: str, diagnostics: list[str]) -> CitedAnswer | None:
     """The response's text with its native citations, or None when it carries none.
 
@@ -221,8 +246,8 @@ def native_answer(response: ModelResponse, text: str, diagnostics: list[str]) ->
             adjacent = False
     if not found:
         return None
-    joined = "".join("\n\n" * (gap // 2) + content for gap, content, _ in pieces)
-    if joined != text:
+    pieces = _output_pieces(pieces, text)
+    if pieces is None:
         diagnostics.append(
             "the output is not the response's text, so its native citations cannot be placed"
         )

@@ -68,6 +68,9 @@ def test_anthropic_web_search() -> None:
     # A max_tokens this small is sent as one request, not streamed behind the scenes.
     result = run(Agent(model, model_settings={"max_tokens": 1024}), QUESTION)
     answer = cite_result(result)
+    # A text block before the search: the output is the text after it, the response's text both.
+    assert result.response.text.startswith("Je cherche la hauteur du viaduc 🔎.\n\nD’après ")
+    assert result.output.startswith("D’après Wikipédia, ")
     assert answer.text == result.output
     assert answer.provider == "anthropic"
     spans_hold(answer)
