@@ -246,8 +246,8 @@ def native_answer(response: ModelResponse, text: str, diagnostics: list[str]) ->
             adjacent = False
     if not found:
         return None
-    pieces = _output_pieces(pieces, text)
-    if pieces is None:
+    output = _output_pieces(pieces, text)
+    if output is None:
         diagnostics.append(
             "the output is not the response's text, so its native citations cannot be placed"
         )
@@ -257,7 +257,7 @@ def native_answer(response: ModelResponse, text: str, diagnostics: list[str]) ->
     notes: list[str] = []
     provider = model = None
     offset = 0
-    for gap, content, answer in pieces:
+    for gap, content, answer in output:
         body = offset + gap
         if answer is not None:
             provider = provider or answer.provider
