@@ -6,6 +6,8 @@ adapter puts it back in the provider's shape and `unicite.cite` keeps the citati
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 pytest.importorskip("pydantic_ai")
@@ -96,3 +98,22 @@ def test_gemini_grounding() -> None:
     ]
     assert [c.source_ids for c in answer.citations][1] == [s.id for s in answer.sources]
     assert [s.title for s in answer.sources] == ["wikipedia.org", "eiffage.com"]
+
+
+@pytest.mark.vcr
+def test_openai_responses_stream() -> None:
+    model = OpenAIResponsesModel("gpt-5.2", provider=OpenAIProvider(api_key=KEY))
+    agent = with_citations(Agent(model))
+
+    async def go() -> tuple[list[str], CitedAnswer | None, str]:
+        async with agent.run_stream(QUESTION) as stream:
+            live = [d async for d in stream.stream_text(delta=True, debounce_by=None)]
+            return live, stream.citations, await stream.get_output()
+
+    live, answer, output = asyncio.run(go())
+    assert answer is not None
+    # The provider's text has no markers to settle: what streamed is the cited text.
+    assert "".join(live) == answer.text == output
+    spans_hold(answer)
+    assert answer.provider == "openai"
+    assert [s.title for s in answer.sources] == ["Viaduc de Millau — Wikipédia"]
