@@ -87,6 +87,13 @@ class CitedStreamedRunResult:
             self._answer = self._citer.cite(self._stream)
         return self._answer
 
+    def _sources(self) -> object:
+        """What the model was shown so far (nothing, when the messages cannot be read)."""
+        try:
+            return shown_sources(self._stream.all_messages(), [])
+        except Exception:
+            return []
+
     async def stream_text(
         self, *, delta: bool = False, debounce_by: float | None = 0.1
     ) -> AsyncIterator[str]:
@@ -94,10 +101,7 @@ class CitedStreamedRunResult:
 
         Joined (``delta=True``) or last (``delta=False``), the text is ``citations.text``.
         """
-        notes: list[str] = []
-        live = LiveText(
-            self._citer.policy, lambda: shown_sources(self._stream.all_messages(), notes)
-        )
+        live = LiveText(self._citer.policy, self._sources)
         async for piece in self._stream.stream_text(delta=True, debounce_by=debounce_by):
             shown = live.feed(piece)
             if shown:
@@ -166,7 +170,11 @@ class CitedAgent(WrapperAgent[Any, Any]):
             result = await super().run(*args, **kwargs)
         finally:
             _CITING.reset(token)
-        result.citations = self._citer.cite(result)  # type: ignore[attr-defined]
+        answer = self._citer.cite(result)
+        try:
+            result.citations = answer  # type: ignore[attr-defined]
+        except Exception as err:  # a result class that takes no new attribute
+            _log.warning("could not attach citations to %s: %r", type(result).__name__, err)
         return result
 
     @asynccontextmanager
