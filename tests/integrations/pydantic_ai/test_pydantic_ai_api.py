@@ -234,3 +234,34 @@ def test_test_model_calls_the_cited_tool_and_answers_with_markers() -> None:
     assert answer.text == "Die Köhlbrandbrücke [1]; 明石海峡大橋 [2];."
     assert [s.title for s in answer.sources] == [p["title"] for p in PAGES]
     assert [c.text for c in answer.citations] == ["Die Köhlbrandbrücke", "明石海峡大橋"]
+
+
+def test_numbers_run_on_in_a_continued_conversation() -> None:
+    other = {
+        "url": "https://fr.wikipedia.org/wiki/Viaduc_de_Millau",
+        "title": "Viaduc de Millau — Wikipédia",
+        "content": "Le viaduc de Millau culmine à 343 mètres.",
+    }
+    pages = iter([PAGES, [other, PAGES[0]]])
+
+    def lookup(query: str) -> list[dict[str, Any]]:
+        """The next pages."""
+        return next(pages)
+
+    first = run(
+        Agent(scripted_model(lambda _: ANSWER, tool="lookup"), tools=cite_tools([lookup])), "?"
+    )
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == len(first.all_messages()) + 1:
+            return ModelResponse(parts=[ToolCallPart("lookup", {"query": "Millau"})])
+        return ModelResponse(parts=[TextPart("Millau culmine à 343 mètres [3], Köhlbrand [1].")])
+
+    agent = Agent(FunctionModel(respond), tools=cite_tools([lookup]))
+    second = asyncio.run(agent.run("Et Millau ?", message_history=first.all_messages()))
+    shown = prompt_text(second.new_messages())
+    assert "[sid:3] Viaduc de Millau — Wikipédia" in shown
+    assert "[sid:1] Köhlbrandbrücke – Wikipedia" in shown  # found again, same number
+    answer = cite_result(second)
+    assert answer.text == "Millau culmine à 343 mètres [1], Köhlbrand [2]."
+    assert [s.title for s in answer.sources] == [other["title"], PAGES[0]["title"]]
