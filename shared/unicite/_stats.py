@@ -54,12 +54,27 @@ def run_stats(
     by: tuple[str, ...],
     column: str | None,
     plot: str | None,
+    progress: bool = False,
+    verbose: bool = False,
 ) -> Report:
-    """Run the statistics; with a chart to draw, also grouped by provider underneath."""
+    """Run the statistics; with a chart to draw, also grouped by provider underneath.
+
+    With `progress`, a bar on stderr (when stderr is a terminal) shows the bytes and
+    responses read, the rate and the time left, chunk by chunk; it is gone once the run ends.
+    """
     if engine not in ENGINES:
         raise UsageError(f"--engine {engine}: expected one of {', '.join(ENGINES)}")
     grouping = by if plot is None or "provider" in by else ("provider", *by)
-    report = stats(logs, engine=engine, workers=workers, by=grouping, column=column)
+    with _progress_bar(progress) as bar:
+        report = stats(
+            logs,
+            engine=engine,
+            workers=workers,
+            by=grouping,
+            column=column,
+            progress=bar,
+            verbose=verbose,
+        )
     if plot is not None:
         from unicite.analytics.plot import plot as draw
 
@@ -67,6 +82,57 @@ def run_stats(
         if grouping != by:
             report.summary = report.summary.regroup(by)
     return report
+
+
+class _Bar:
+    """`unicite.analytics.stats` progress drawn as a rich progress bar."""
+
+    def __init__(self, progress: Any) -> None:
+        self._progress = progress
+        self._task: Any = None
+
+    def start(self, total_bytes: int | None, chunks: int) -> None:
+        self._task = self._progress.add_task("reading", total=total_bytes, responses=0)
+
+    def advance(self, size: int, responses: int) -> None:
+        task = self._progress.tasks[self._task]
+        self._progress.update(
+            self._task, advance=size, responses=task.fields["responses"] + responses
+        )
+
+
+@contextmanager
+def _progress_bar(wanted: bool) -> Iterator[_Bar | None]:
+    """A progress bar on stderr when `wanted` and stderr is a terminal, else None."""
+    if not wanted:
+        yield None
+        return
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TextColumn("{task.fields[responses]:,} responses"),
+        TransferSpeedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        yield _Bar(progress)
 
 
 def write_out(summary: Summary, path: str, top: int) -> None:

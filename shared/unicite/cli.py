@@ -528,6 +528,16 @@ def stats(
     column: Annotated[str | None, typer.Option(help="The JSON column of Parquet inputs.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     top: Annotated[int, typer.Option(min=1, help="How many domains and TLDs to list.")] = 10,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="No progress bar (there is none when stderr is no terminal)."
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", help="Let Ray and Spark print their own logs and progress bars."),
+    ] = False,
 ) -> None:
     """Citation statistics over logs of provider responses, in constant memory.
 
@@ -539,7 +549,16 @@ def stats(
     try:
         keys = parse_by(by)
         check_out(out)
-        report = run_stats(logs, engine=engine, workers=workers, by=keys, column=column, plot=plot)
+        report = run_stats(
+            logs,
+            engine=engine,
+            workers=workers,
+            by=keys,
+            column=column,
+            plot=plot,
+            progress=not quiet,
+            verbose=verbose,
+        )
         if out is not None:
             write_out(report.summary, out, top)
     except UniciteError as err:

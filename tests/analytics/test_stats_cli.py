@@ -136,3 +136,61 @@ def test_standard_input(log: Path) -> None:
     summary = json.loads(done.stdout)
     assert summary["responses"] == len(LINES) + 1
     assert summary["bad_lines"][0].startswith(f"-:{len(LINES) + 1}: ")
+
+
+# --- progress: on a terminal only -------------------------------------------------------------
+
+
+@pytest.fixture
+def big_log(tmp_path: Path) -> Path:
+    """A log of several chunks (over 1 MiB a worker), so that the bar moves more than once."""
+    path = tmp_path / "große log.jsonl"
+    copies = -(-(3 << 20) // sum(len(line.encode()) + 1 for line in LINES))
+    path.write_text("\n".join(LINES * copies) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_terminal_shows_bytes_responses_and_rate(big_log: Path) -> None:
+    from analytics._terminal import on_terminal, progress_states
+
+    run = on_terminal("stats", str(big_log), "--json", "--workers", "2")
+    assert run.returncode == 0, run.terminal
+    summary = json.loads(run.stdout)
+    states = progress_states(run.terminal)
+    assert len(states) >= 2, run.terminal
+    last = states[-1]
+    assert last["read"] == last["total"]
+    assert float(last["total"]) == pytest.approx(big_log.stat().st_size / 1e6, abs=0.06)
+    assert last["unit"] == "MB"
+    assert int(last["responses"].replace(",", "")) == summary["responses"]
+    assert any(state["rate"].endswith("B/s") for state in states), run.terminal
+    assert "ETA" in run.terminal
+    counts = [int(state["responses"].replace(",", "")) for state in states]
+    assert counts == sorted(counts)
+    assert counts[0] < summary["responses"]
+
+
+def test_the_table_output_shows_progress_too_and_clears_it(log: Path) -> None:
+    from analytics._terminal import on_terminal, progress_states
+
+    run = on_terminal("stats", str(log), "--workers", "1")
+    assert run.returncode == 0, run.terminal
+    assert progress_states(run.terminal)[-1]["responses"] == f"{len(LINES) + 1:,}"
+    assert "unicite stats" in run.stdout
+    assert "1 unreadable line (counted, skipped)" in run.terminal
+
+
+def test_quiet_shows_no_progress_on_a_terminal(big_log: Path) -> None:
+    from analytics._terminal import on_terminal
+
+    run = on_terminal("stats", str(big_log), "--json", "--quiet", "--workers", "2")
+    assert run.returncode == 0, run.terminal
+    assert json.loads(run.stdout)["responses"] > len(LINES)
+    assert run.terminal.strip() == ""
+
+
+def test_piped_stderr_gets_no_progress(big_log: Path) -> None:
+    result = command("stats", str(big_log), "--json", "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert json.loads(result.stdout)["responses"] > len(LINES)

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from unicite.analytics._aggregate import BadLine, Summary
 from unicite.analytics._analyze import analyze
 from unicite.analytics._inputs import STDIN, Chunk, InputError, plan_chunks, read_chunk
+from unicite.analytics._progress import Progress, Tracker
 from unicite.exceptions import UsageError
 
 __all__ = [
@@ -118,13 +119,24 @@ def describe_chunks(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
 
 
 def summarize_described(
-    fields: Mapping[str, Any], by: Sequence[str], *, fast: bool, capacity: int
+    fields: Mapping[str, Any],
+    by: Sequence[str],
+    *,
+    fast: bool,
+    capacity: int,
+    on_done: Callable[[ChunkResult], None] | None = None,
 ) -> bytes:
-    """The remote task: `summarize_chunk` of the chunk `describe_chunks` described, as bytes."""
+    """The remote task: `summarize_chunk` of the chunk `describe_chunks` described, as bytes.
+
+    `on_done` is shown the result first (an engine's progress report).
+    """
     chunk = Chunk(
         fields["path"], fields["kind"], fields["start"], fields["end"], fields["json_column"]
     )
-    return summarize_chunk(chunk, by, fast=fast, capacity=capacity).dumps()
+    result = summarize_chunk(chunk, by, fast=fast, capacity=capacity)
+    if on_done is not None:
+        on_done(result)
+    return result.dumps()
 
 
 def restore_result(data: bytes, chunk: Chunk) -> ChunkResult:
@@ -253,6 +265,8 @@ def stats(
     fast: bool = True,
     capacity: int = 10_000,
     chunk_bytes: int | None = None,
+    progress: Progress | None = None,
+    verbose: bool = False,
 ) -> Report:
     """Citation statistics over logs of provider responses, on one machine or a cluster.
 
@@ -266,6 +280,10 @@ def stats(
         fast: Count with the fast readers (equal figures, less work).
         capacity: Distinct domains (and TLDs) counted exactly per group.
         chunk_bytes: Split plain JSONL files into tasks of about this many bytes.
+        progress: Told the bytes of input planned, then each chunk's bytes and responses as
+            its result comes in (in any order); nothing is measured without it.
+        verbose: Let Ray and Spark print their own logs, banners and progress bars (a run
+            keeps them quiet otherwise, so that the figures are all it prints).
 
     Raises:
         UsageError: An unknown engine or group key, a missing input, or an engine whose
@@ -282,15 +300,38 @@ def stats(
     chunks = plan_chunks(logs, chunk_bytes=chunk_bytes, column=column)
     if engine != "local" and any(chunk.path == STDIN for chunk in chunks):
         raise UsageError(f"the {engine} engine cannot read standard input: name files")
+    tracker = Tracker(chunks, progress) if progress is not None else None
     if engine == "ray":
         from unicite.analytics.ray import run_ray
 
-        return run_ray(chunks, by, workers=workers, fast=fast, capacity=capacity)
+        return run_ray(
+            chunks,
+            by,
+            workers=workers,
+            fast=fast,
+            capacity=capacity,
+            tracker=tracker,
+            verbose=verbose,
+        )
     if engine == "spark":
         from unicite.analytics.spark import run_spark
 
-        return run_spark(chunks, by, workers=workers, fast=fast, capacity=capacity)
-    return run_local(chunks, by, workers=n, fast=fast, capacity=capacity)
+        return run_spark(
+            chunks,
+            by,
+            workers=workers,
+            fast=fast,
+            capacity=capacity,
+            tracker=tracker,
+            verbose=verbose,
+        )
+    on_result = None
+    if tracker is not None:
+
+        def on_result(result: ChunkResult, tracker: Tracker = tracker) -> None:
+            tracker.done(result.chunk, result.summary.overall.responses)
+
+    return run_local(chunks, by, workers=n, fast=fast, capacity=capacity, on_result=on_result)
 
 
 def _chunk_bytes(logs: Sequence[str], workers: int) -> int:

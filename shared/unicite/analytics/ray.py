@@ -34,6 +34,7 @@ from unicite.analytics._engine import (
     summarize_described,
 )
 from unicite.analytics._inputs import Chunk
+from unicite.analytics._progress import Tracker
 from unicite.exceptions import UsageError
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ def run_ray(
     workers: int | None = None,
     fast: bool = True,
     capacity: int = 10_000,
+    tracker: Tracker | None = None,
+    verbose: bool = False,
 ) -> Report:
     """Run `summarize_chunk` on every chunk as Ray Data tasks and merge the results.
 
@@ -73,6 +76,8 @@ def run_ray(
             Ray cluster by default.
         fast: Count with the fast readers.
         capacity: Distinct domains (and TLDs) counted exactly per group.
+        tracker: Told of each chunk as its result comes in.
+        verbose: Let Ray print its logs, its workers' output and Ray Data's progress bars.
 
     Raises:
         UsageError: Ray Data is not installed.
@@ -88,13 +93,13 @@ def run_ray(
         ray.init(
             num_cpus=workers,
             include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.WARNING,
+            log_to_driver=verbose,
+            logging_level=logging.INFO if verbose else logging.ERROR,
             ignore_reinit_error=True,
         )
         started = True
     try:
-        with _quiet_data_context(ray):
+        with _quiet_data_context(ray, verbose):
             results = _chunk_dataset(ray, chunks).map_batches(
                 partial(_summarize_batch, by=tuple(by), fast=fast, capacity=capacity),
                 batch_format="pyarrow",
@@ -108,7 +113,10 @@ def run_ray(
                     table.column("result").to_pylist(),
                     strict=True,
                 ):
-                    collector.add(restore_result(data, chunks[index]))
+                    result = restore_result(data, chunks[index])
+                    if tracker is not None:
+                        tracker.done(result.chunk, result.summary.overall.responses)
+                    collector.add(result)
     finally:
         if started:
             ray.shutdown()
@@ -140,20 +148,30 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 @contextmanager
-def _quiet_data_context(ray: Any) -> Iterator[None]:
+def _quiet_data_context(ray: Any, verbose: bool = False) -> Iterator[None]:
     """No progress bars nor per-run banners from Ray Data for the run, then as they were.
 
     A run is one short pipeline whose figures are the output: bars drawn over the caller's
-    terminal (or their log) say nothing of them.
+    terminal (or their log) say nothing of them. Verbose, Ray Data's settings are left alone.
     """
+    if verbose:
+        yield
+        return
+    import logging
+
     context = ray.data.DataContext.get_current()
     settings = {"enable_progress_bars": False, "print_on_execution_start": False}
     before = {name: getattr(context, name) for name in settings if hasattr(context, name)}
     for name in before:
         setattr(context, name, settings[name])
+    # Ray Data logs to the console itself ("Progress bars disabled", "execution finished").
+    logger = logging.getLogger("ray.data")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
     try:
         yield
     finally:
+        logger.setLevel(level)
         for name, value in before.items():
             setattr(context, name, value)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from unicite.analytics._analyze import analyze, json_column_name, row_schema
 from unicite.analytics._engine import (
+    ChunkResult,
     Collector,
     Report,
     describe_chunks,
@@ -41,6 +43,7 @@ from unicite.analytics._engine import (
     summarize_described,
 )
 from unicite.analytics._inputs import Chunk
+from unicite.analytics._progress import Tracker
 from unicite.exceptions import UsageError, describe_error
 
 if TYPE_CHECKING:
@@ -84,6 +87,8 @@ def run_spark(
     workers: int | None = None,
     fast: bool = True,
     capacity: int = 10_000,
+    tracker: Tracker | None = None,
+    verbose: bool = False,
 ) -> Report:
     """Run `summarize_chunk` on every chunk with PySpark's ``mapInArrow`` and merge the results.
 
@@ -94,6 +99,9 @@ def run_spark(
             default. A running session is used as it is.
         fast: Count with the fast readers.
         capacity: Distinct domains (and TLDs) counted exactly per group.
+        tracker: Told of each chunk as its task finishes (through an accumulator the tasks
+            add to), before the results are fetched.
+        verbose: Let the Spark this starts log at its own level and draw its progress bars.
 
     Raises:
         UsageError: PySpark is not installed, or Spark cannot start (no Java runtime).
@@ -102,10 +110,11 @@ def run_spark(
     if not chunks:
         return collector.finish()
     sql = _import_pyspark()
-    spark, started = _session(sql, workers)
+    spark, started = _session(sql, workers, verbose)
     try:
         frame = _chunk_frame(spark, chunks)
-        task = partial(_summarize_batches, by=tuple(by), fast=fast, capacity=capacity)
+        done = _done_accumulator(spark) if tracker is not None else None
+        task = partial(_summarize_batches, by=tuple(by), fast=fast, capacity=capacity, done=done)
         with _no_pandas_warning():
             results = frame.mapInArrow(task, _RESULT_DDL)
         from pyspark import StorageLevel
@@ -115,10 +124,16 @@ def run_spark(
         # a few dozen results a fetch (each fetch is a Spark job of its own).
         results = results.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            results.count()
+            if done is not None and tracker is not None:
+                _count_reporting(results, done, chunks, tracker)
+            else:
+                results.count()
             fetches = -(-len(chunks) // _RESULTS_PER_FETCH)
             for row in results.coalesce(fetches).toLocalIterator():
-                collector.add(restore_result(bytes(row["result"]), chunks[row["index"]]))
+                result = restore_result(bytes(row["result"]), chunks[row["index"]])
+                if tracker is not None and done is None:  # no accumulator: told as fetched
+                    tracker.done(result.chunk, result.summary.overall.responses)
+                collector.add(result)
         finally:
             results.unpersist()
     finally:
@@ -127,8 +142,13 @@ def run_spark(
     return collector.finish()
 
 
-def _session(sql: Any, workers: int | None) -> tuple[Any, bool]:
-    """The running Spark session, or a local one started for the run (and True: stop it)."""
+def _session(sql: Any, workers: int | None, verbose: bool = False) -> tuple[Any, bool]:
+    """The running Spark session, or a local one started for the run (and True: stop it).
+
+    The one started logs errors only, from its first line (unless `verbose`): Spark's
+    start-up warnings and its "default log level" notice come before any setting of the
+    session could quiet them, so the JVM is started with a log configuration of its own.
+    """
     running = sql.SparkSession.getActiveSession()
     if running is None:
         try:  # the default session, when it was made in another thread
@@ -143,9 +163,17 @@ def _session(sql: Any, workers: int | None) -> tuple[Any, bool]:
         sql.SparkSession.builder.master(f"local[{workers or '*'}]")
         .appName("unicite stats")
         .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.log.level", "ERROR")
     )
+    quiet_config = None
+    if not verbose:
+        builder = builder.config("spark.ui.showConsoleProgress", "false").config(
+            "spark.log.level", "ERROR"
+        )
+        if "SPARK_CONF_DIR" not in os.environ:  # else its log4j2.properties says
+            quiet_config = _quiet_log_config()
+            builder = builder.config(
+                "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={quiet_config}"
+            )
     # The workers run this interpreter (they import unicite), not the first python3 on PATH,
     # unless the caller chose one. PySpark reads the variable when the context starts.
     chosen = "PYSPARK_PYTHON" in os.environ
@@ -153,7 +181,7 @@ def _session(sql: Any, workers: int | None) -> tuple[Any, bool]:
         builder = builder.config("spark.pyspark.python", sys.executable)
         os.environ["PYSPARK_PYTHON"] = sys.executable
     try:
-        with _no_pandas_warning():
+        with _no_pandas_warning(), _jvm_stderr_without(() if verbose else _JVM_NOISE):
             return builder.getOrCreate(), True
     except Exception as err:  # the JVM could not start: PySparkRuntimeError, OSError, ...
         raise UsageError(
@@ -162,6 +190,76 @@ def _session(sql: Any, workers: int | None) -> tuple[Any, bool]:
     finally:
         if not chosen:
             del os.environ["PYSPARK_PYTHON"]
+        if quiet_config is not None:  # read once, when the JVM started
+            os.unlink(quiet_config)
+
+
+_QUIET_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+"""
+"""Spark's own console log configuration, at level error. The Python gateway's logger at the
+same level keeps Spark from announcing its "default log level" (it does when they differ)."""
+
+_JVM_NOISE = (b"WARNING: Using incubator modules",)
+"""What the JVM itself prints on every start, whatever the log configuration."""
+
+
+@contextmanager
+def _jvm_stderr_without(noise: tuple[bytes, ...]) -> Iterator[None]:
+    """A JVM started inside writes its stderr through a filter dropping the lines of `noise`.
+
+    The JVM keeps the pipe it was given; a thread copies what comes through it to the
+    stderr this process had, line by line, until the JVM closes it. This process's own
+    stderr is restored on leaving.
+    """
+    if not noise:
+        yield
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no stderr to filter
+        yield
+        return
+    read, write = os.pipe()
+    os.dup2(write, 2)
+    os.close(write)
+    threading.Thread(
+        target=_copy_lines, args=(read, saved, noise), name="unicite-jvm-stderr", daemon=True
+    ).start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+
+
+def _copy_lines(read: int, out: int, noise: tuple[bytes, ...]) -> None:
+    with open(read, "rb") as source:
+        try:
+            for line in source:
+                if not any(text in line for text in noise):
+                    os.write(out, line)
+        finally:
+            os.close(out)
+
+
+def _quiet_log_config() -> str:
+    """A log4j2 configuration file that logs errors only (the caller removes it)."""
+    import tempfile
+
+    handle, path = tempfile.mkstemp(prefix="unicite-log4j2-", suffix=".properties")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(_QUIET_LOG4J2)
+    return path
 
 
 def _java_may_be_found() -> bool:
@@ -191,19 +289,88 @@ def _chunk_frame(spark: Any, chunks: Sequence[Chunk]) -> Any:
 
 
 def _summarize_batches(
-    batches: Iterable[pa.RecordBatch], *, by: tuple[str, ...], fast: bool, capacity: int
+    batches: Iterable[pa.RecordBatch],
+    *,
+    by: tuple[str, ...],
+    fast: bool,
+    capacity: int,
+    done: Any = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The task, in a Spark Python worker: each chunk summarized, as a pickled result."""
+    """The task, in a Spark Python worker: each chunk summarized, as a pickled result.
+
+    With `done` (an accumulator of `_DoneChunks`), each chunk's number and responses are
+    added to it, which the driver sees as soon as the task finishes.
+    """
     import pyarrow as pa
 
     schema = pa.schema([("index", pa.int64()), ("result", pa.binary())])
     for batch in batches:
         for fields in batch.to_pylist():
-            result = summarize_described(fields, by, fast=fast, capacity=capacity)
+            if done is None:
+                on_done = None
+            else:
+
+                def on_done(result: ChunkResult, index: int = fields["index"]) -> None:
+                    done.add({index: result.summary.overall.responses})
+
+            result = summarize_described(fields, by, fast=fast, capacity=capacity, on_done=on_done)
             yield pa.RecordBatch.from_arrays(
                 [pa.array([fields["index"]], pa.int64()), pa.array([result], pa.binary())],
                 schema=schema,
             )
+
+
+class _DoneChunks:
+    """An accumulator's algebra: chunk number → responses, merged by union.
+
+    A chunk whose task ran twice (a retry, a lost cached block) is counted once.
+    """
+
+    def zero(self, value: dict[int, int]) -> dict[int, int]:
+        return {}
+
+    def addInPlace(self, value: dict[int, int], other: dict[int, int]) -> dict[int, int]:
+        value.update(other)
+        return value
+
+
+def _done_accumulator(spark: Any) -> Any:
+    """An accumulator the tasks add their chunks to; None on Spark Connect (none there)."""
+    try:
+        return spark.sparkContext.accumulator({}, _DoneChunks())
+    except Exception:  # Spark Connect has no SparkContext: the progress comes with the results
+        return None
+
+
+def _count_reporting(results: Any, done: Any, chunks: Sequence[Chunk], tracker: Tracker) -> None:
+    """``results.count()``, telling `tracker` of each chunk as its task finishes.
+
+    The job runs in a thread; this one reads the accumulator (which Spark updates on the
+    driver as each task ends) a few times a second.
+    """
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            results.count()
+        except BaseException as err:  # re-raised below, in the caller's thread
+            failure.append(err)
+
+    reported: set[int] = set()
+
+    def report() -> None:
+        for index, responses in list(done.value.items()):
+            if index not in reported:
+                reported.add(index)
+                tracker.done(chunks[index], responses)
+
+    job = threading.Thread(target=run, name="unicite-spark-count", daemon=True)
+    job.start()
+    while job.is_alive():
+        job.join(0.2)
+        report()
+    if failure:
+        raise failure[0]
 
 
 @contextmanager
