@@ -29,6 +29,7 @@ PACKAGES = {
     "unicite_langchain": ROOT / "integrations" / "langchain" / "unicite_langchain",
     "unicite_llamaindex": ROOT / "integrations" / "llamaindex" / "unicite_llamaindex",
     "unicite_pydantic_ai": ROOT / "integrations" / "pydantic_ai" / "unicite_pydantic_ai",
+    "unicite_haystack": ROOT / "integrations" / "haystack" / "unicite_haystack",
 }
 # Code outside every distribution: it may use public names only.
 OUTSIDE = ("tests", "benchmarks", "examples", "scripts")

@@ -26,14 +26,16 @@ FOLDERS = {
     "unicite-langchain": ROOT / "integrations" / "langchain",
     "unicite-llamaindex": ROOT / "integrations" / "llamaindex",
     "unicite-pydantic-ai": ROOT / "integrations" / "pydantic_ai",
+    "unicite-haystack": ROOT / "integrations" / "haystack",
 }
 MODULES = {
     "unicite": "unicite",
     "unicite-langchain": "unicite_langchain",
     "unicite-llamaindex": "unicite_llamaindex",
     "unicite-pydantic-ai": "unicite_pydantic_ai",
+    "unicite-haystack": "unicite_haystack",
 }
-ADAPTERS = ("unicite-langchain", "unicite-llamaindex", "unicite-pydantic-ai")
+ADAPTERS = ("unicite-langchain", "unicite-llamaindex", "unicite-pydantic-ai", "unicite-haystack")
 URLS = ("Homepage", "Documentation", "Repository", "Issues", "Changelog")
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 

@@ -18,6 +18,7 @@ READMES = {
     "unicite_langchain": ROOT / "integrations" / "langchain" / "README.md",
     "unicite_llamaindex": ROOT / "integrations" / "llamaindex" / "README.md",
     "unicite_pydantic_ai": ROOT / "integrations" / "pydantic_ai" / "README.md",
+    "unicite_haystack": ROOT / "integrations" / "haystack" / "README.md",
 }
 
 ZURICH = "Zürich zählt rund 440 000 Einwohner."
@@ -174,6 +175,37 @@ def test_the_pydantic_ai_readme_runs(
     assert [source.url for source in answer.sources] == [KOEHLBRAND_URL]
     out = capsys.readouterr().out
     assert f"'Sie ist 3 618 Meter lang' -> Köhlbrandbrücke ({KOEHLBRAND_URL})" in out
+
+
+@pytest.fixture
+def haystack_stand_ins() -> dict[str, Any]:
+    pytest.importorskip("haystack")
+    from haystack import Document
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+    from integrations.haystack.scripted import ScriptedChatGenerator
+
+    def reply(prompt: str) -> str:
+        number = next(line[1] for line in prompt.splitlines() if KOEHLBRAND in line)
+        return f"Sie ist 3 618 Meter lang [{number}] [7]."
+
+    store = InMemoryDocumentStore()
+    store.write_documents(
+        [
+            Document(content=ZURICH, meta={"url": ZURICH_URL, "title": "Zürich"}),
+            Document(content=KOEHLBRAND, meta={"url": KOEHLBRAND_URL, "title": "Brücke"}),
+        ]
+    )
+    return {"generator": ScriptedChatGenerator(reply), "document_store": store}
+
+
+def test_the_haystack_readme_runs(
+    haystack_stand_ins: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    namespace = dict(haystack_stand_ins)
+    run("unicite_haystack", namespace)
+    assert namespace["cited"].text == "Sie ist 3 618 Meter lang [1]."  # [7] names nothing
+    out = capsys.readouterr().out
+    assert f"1 {KOEHLBRAND_URL}" in out
 
 
 def test_the_adapter_readmes_install_what_they_import() -> None:
