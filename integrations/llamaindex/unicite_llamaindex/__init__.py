@@ -21,6 +21,7 @@ Every answer is cited by `unicite.cite`; the engine and the handler take its `un
 
 from importlib.metadata import version as _version
 
+import unicite_llamaindex._compat  # noqa: F401  (before any tool is made)
 from unicite_llamaindex._convert import (
     from_citation_blocks,
     from_llamaindex_response,

@@ -164,6 +164,19 @@ async def _atexts(items: AsyncIterator[Item]) -> AsyncGenerator[str, None]:
             yield item
 
 
+# LlamaIndex's text for a query without nodes, when no `empty_response` is given.
+_EMPTY_RESPONSE = "Empty Response"
+_BASE_TAKES_EMPTY = "empty_response" in inspect.signature(BaseSynthesizer.__init__).parameters
+
+
+def _once(text: str) -> Generator[str, None, None]:
+    yield text
+
+
+async def _aonce(text: str) -> AsyncGenerator[str, None]:
+    yield text
+
+
 class CitedSynthesizer(BaseSynthesizer):
     """A response synthesizer answering from the retrieved nodes with checked citations.
 
@@ -228,13 +241,17 @@ class CitedSynthesizer(BaseSynthesizer):
         framework_llm = llm is None or isinstance(llm, LLM)
         # LlamaIndex's base needs one of its own LLMs (for its callbacks and prompt helper);
         # another kind of model is asked by unicite and the base gets a stand-in.
+        # `empty_response` is known to LlamaIndex's base from llama-index-core 0.14.13 on (an
+        # older base raises TypeError on it); the synthesizer answers empty queries itself.
+        extra: dict[str, Any] = {"empty_response": empty_response} if _BASE_TAKES_EMPTY else {}
         super().__init__(
             llm=llm if framework_llm else MockLLM(),
             callback_manager=callback_manager,
             prompt_helper=prompt_helper,
             streaming=streaming,
-            empty_response=empty_response,
+            **extra,
         )
+        self._empty_text = empty_response or _EMPTY_RESPONSE
         self._model: Any = self._llm if framework_llm else llm
         llm_kind(self._model, model=options.get("model"))  # raises UsageError if unknown
         self._options = dict(options)
@@ -330,10 +347,10 @@ class CitedSynthesizer(BaseSynthesizer):
         """LlamaIndex's response to a query without nodes (the model is not asked)."""
         metadata: dict[str, Any] = {CITATIONS_KEY: CitedAnswer(diagnostics=[_NO_NODES])}
         if streaming == "sync":
-            return StreamingResponse(self._empty_response_generator(), metadata=metadata)
+            return StreamingResponse(_once(self._empty_text), metadata=metadata)
         if streaming == "async":
-            return AsyncStreamingResponse(self._empty_response_agenerator(), metadata=metadata)
-        return Response(self._empty_response, metadata=metadata)
+            return AsyncStreamingResponse(_aonce(self._empty_text), metadata=metadata)
+        return Response(self._empty_text, metadata=metadata)
 
     def _stream(self, request: _Request) -> CitedStreamingResponse:
         response = CitedStreamingResponse(

@@ -58,6 +58,15 @@ class ContractRetriever(BaseRetriever):
             for n, doc in enumerate(retrieve(query_bundle.query_str))
         ]
 
+    def _handle_recursive_retrieval(
+        self, query_bundle: QueryBundle, nodes: list[NodeWithScore]
+    ) -> list[NodeWithScore]:
+        # Duplicates are dropped by node id, as llama-index-core does from 0.14.19 on: before,
+        # it hashed each node with its metadata printed, so odd metadata failed in the
+        # retriever itself, before any adapter saw it.
+        seen: set[str] = set()
+        return [n for n in nodes if not (n.node.node_id in seen or seen.add(n.node.node_id))]
+
 
 class ScriptedCompletionLLM(CustomLLM):
     """Replies with the run's scripted text; streams it in the run's chunk size."""

@@ -80,6 +80,15 @@ class Retriever(BaseRetriever):
         await asyncio.sleep(0)
         return self._retrieve(query_bundle)
 
+    def _handle_recursive_retrieval(
+        self, query_bundle: QueryBundle, nodes: list[NodeWithScore]
+    ) -> list[NodeWithScore]:
+        # Duplicates are dropped by node id, as llama-index-core does from 0.14.19 on: before,
+        # it hashed each node with its metadata printed, so odd metadata failed in the
+        # retriever itself, before any adapter saw it.
+        seen: set[str] = set()
+        return [n for n in nodes if not (n.node.node_id in seen or seen.add(n.node.node_id))]
+
 
 @dataclass
 class Trial:
