@@ -9,6 +9,7 @@
 #   adapters   unicite-langchain[agents] and       tests/integrations, packaging
 #              unicite-llamaindex
 #   langchain  unicite-langchain alone             tests/integrations/langchain
+#   llamaindex unicite-llamaindex alone            tests/integrations/llamaindex
 #   pydantic_ai  unicite-pydantic-ai alone         tests/integrations/pydantic_ai
 #
 # A bound raised because of what fails here says so in a comment next to it.
@@ -17,7 +18,7 @@
 # newest SDKs, whose requests an older SDK does not repeat. The test tools themselves (pytest,
 # hypothesis, ...) are the newest releases that fit each environment.
 #
-# Usage: .ci/lowest.sh [core|adapters|langchain|pydantic_ai]...   (all by default)
+# Usage: .ci/lowest.sh [core|adapters|langchain|llamaindex|pydantic_ai]...   (all by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -106,6 +107,14 @@ langchain() {
   run_tests langchain tests/integrations/langchain
 }
 
+llamaindex() {
+  # llama-index-core at its lowest (0.14.12), with no LLM integration: those tests skip.
+  echo "── lowest: unicite-llamaindex ──"
+  make_env llamaindex "pytest hypothesis pyyaml jsonschema" -- \
+    -e ./shared -e ./integrations/llamaindex
+  run_tests llamaindex tests/integrations/llamaindex
+}
+
 pydantic_ai() {
   echo "── lowest: unicite-pydantic-ai ──"
   make_env pydantic_ai "pytest hypothesis pyyaml jsonschema" -- \
@@ -113,11 +122,11 @@ pydantic_ai() {
   run_tests pydantic_ai tests/integrations/pydantic_ai
 }
 
-for part in "${@:-core adapters langchain pydantic_ai}"; do
+for part in "${@:-core adapters langchain llamaindex pydantic_ai}"; do
   for name in $part; do
     case $name in
-      core | adapters | langchain | pydantic_ai) "$name" ;;
-      *) echo "unknown part: $name (core, adapters, langchain, pydantic_ai)" >&2 && exit 2 ;;
+      core | adapters | langchain | llamaindex | pydantic_ai) "$name" ;;
+      *) echo "unknown part: $name (core, adapters, langchain, llamaindex, pydantic_ai)" >&2 && exit 2 ;;
     esac
   done
 done
