@@ -6,11 +6,13 @@
 #
 #   core       unicite with every extra but        tests/core (no fuzzing), wire, providers,
 #              ray, spark and plot                 generation, analytics, packaging
-#   adapters   unicite-langchain[agents] and       tests/integrations, packaging
+#   adapters   unicite-langchain[agents] and       tests/integrations/{langchain,llamaindex},
+#                                                  packaging
 #              unicite-llamaindex
 #   langchain  unicite-langchain alone             tests/integrations/langchain
 #   llamaindex unicite-llamaindex alone            tests/integrations/llamaindex
 #   pydantic_ai  unicite-pydantic-ai alone         tests/integrations/pydantic_ai
+#   haystack   unicite-haystack alone              tests/integrations/haystack
 #
 # A bound raised because of what fails here says so in a comment next to it.
 #
@@ -18,7 +20,7 @@
 # newest SDKs, whose requests an older SDK does not repeat. The test tools themselves (pytest,
 # hypothesis, ...) are the newest releases that fit each environment.
 #
-# Usage: .ci/lowest.sh [core|adapters|langchain|llamaindex|pydantic_ai]...   (all by default)
+# Usage: .ci/lowest.sh [core|adapters|langchain|llamaindex|pydantic_ai|haystack]...   (all by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,7 +62,9 @@ with open(sys.argv[1], encoding="utf-8") as pins:
     resolved = dict(line.strip().split("==", 1) for line in pins if "==" in line)
 resolved = {key(name): version for name, version in resolved.items()}
 declared = set()
-for dist in ("unicite", "unicite-langchain", "unicite-llamaindex", "unicite-pydantic-ai"):
+for dist in (
+    "unicite", "unicite-langchain", "unicite-llamaindex", "unicite-pydantic-ai", "unicite-haystack"
+):
     try:
         requires = md.requires(dist) or []
     except md.PackageNotFoundError:
@@ -96,7 +100,8 @@ adapters() {
   echo "── lowest: unicite-langchain[agents], unicite-llamaindex ──"
   make_env adapters "pytest hypothesis pyyaml jsonschema numpy" -- \
     -e ./shared -e "./integrations/langchain[agents]" -e ./integrations/llamaindex
-  run_tests adapters tests/integrations tests/packaging
+  # The other adapters' frameworks are not installed here: they have parts of their own.
+  run_tests adapters tests/integrations/langchain tests/integrations/llamaindex tests/packaging
 }
 
 langchain() {
@@ -122,11 +127,18 @@ pydantic_ai() {
   run_tests pydantic_ai tests/integrations/pydantic_ai
 }
 
-for part in "${@:-core adapters langchain llamaindex pydantic_ai}"; do
+haystack() {
+  echo "── lowest: unicite-haystack ──"
+  make_env haystack "pytest hypothesis pyyaml jsonschema" -- \
+    -e ./shared -e ./integrations/haystack
+  run_tests haystack tests/integrations/haystack
+}
+
+for part in "${@:-core adapters langchain llamaindex pydantic_ai haystack}"; do
   for name in $part; do
     case $name in
-      core | adapters | langchain | llamaindex | pydantic_ai) "$name" ;;
-      *) echo "unknown part: $name (core, adapters, langchain, llamaindex, pydantic_ai)" >&2 && exit 2 ;;
+      core | adapters | langchain | llamaindex | pydantic_ai | haystack) "$name" ;;
+      *) echo "unknown part: $name (core, adapters, langchain, llamaindex, pydantic_ai, haystack)" >&2 && exit 2 ;;
     esac
   done
 done

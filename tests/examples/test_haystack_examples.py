@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("haystack")
+pytest.importorskip("haystack.core")
 pytest.importorskip("openai")
 pytest.importorskip("vcr")
 

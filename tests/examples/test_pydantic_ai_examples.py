@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pydantic_ai")
+pytest.importorskip("pydantic_ai.agent")
 pytest.importorskip("openai")
 pytest.importorskip("vcr")
 

@@ -146,7 +146,7 @@ def test_the_llamaindex_readme_runs(
 
 @pytest.fixture
 def pydantic_ai_stand_ins() -> dict[str, Any]:
-    pytest.importorskip("pydantic_ai")
+    pytest.importorskip("pydantic_ai.agent")
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -179,7 +179,7 @@ def test_the_pydantic_ai_readme_runs(
 
 @pytest.fixture
 def haystack_stand_ins() -> dict[str, Any]:
-    pytest.importorskip("haystack")
+    pytest.importorskip("haystack.core")
     from haystack import Document
     from haystack.document_stores.in_memory import InMemoryDocumentStore
     from integrations.haystack.scripted import ScriptedChatGenerator

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("haystack")
+pytest.importorskip("haystack.core")
 
 from haystack import Document, GeneratedAnswer
 from haystack.components.builders.answer_builder import AnswerBuilder

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("haystack")
+pytest.importorskip("haystack.core")
 pytest.importorskip("openai")
 pytest.importorskip("vcr")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("haystack")
+pytest.importorskip("haystack.core")
 
 from haystack import Document, Pipeline
 from haystack.components.builders import ChatPromptBuilder

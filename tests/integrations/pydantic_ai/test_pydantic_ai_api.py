@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("pydantic_ai")
+pytest.importorskip("pydantic_ai.agent")
 
 from integrations.pydantic_ai.scripted import prompt_text, run, scripted_model
 from pydantic_ai import Agent, RunContext, Tool, ToolReturn

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("pydantic_ai")
+pytest.importorskip("pydantic_ai.agent")
 
 from integrations.contract import (
     Outcome,

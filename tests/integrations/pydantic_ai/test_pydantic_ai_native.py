@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-pytest.importorskip("pydantic_ai")
+pytest.importorskip("pydantic_ai.agent")
 pytest.importorskip("vcr")
 
 from integrations.pydantic_ai.scripted import run
