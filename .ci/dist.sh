@@ -35,6 +35,7 @@ for name, package in [
     ("unicite_langchain", "unicite_langchain"),
     ("unicite_llamaindex", "unicite_llamaindex"),
     ("unicite_pydantic_ai", "unicite_pydantic_ai"),
+    ("unicite_haystack", "unicite_haystack"),
 ]:
     wheels = sorted(Path("dist").glob(f"{name}-*.whl"))
     sdists = sorted(Path("dist").glob(f"{name}-*.tar.gz"))
@@ -79,6 +80,7 @@ core_wheel=$(ls dist/unicite-*.whl)
 langchain_wheel=$(ls dist/unicite_langchain-*.whl)
 llamaindex_wheel=$(ls dist/unicite_llamaindex-*.whl)
 pydantic_ai_wheel=$(ls dist/unicite_pydantic_ai-*.whl)
+haystack_wheel=$(ls dist/unicite_haystack-*.whl)
 
 # check_env NAME WHEELS... : a fresh environment with just these wheels (and what they need).
 check_env() {
@@ -152,6 +154,25 @@ assert importlib.util.find_spec("llama_index") is None
 agent = with_citations(Agent(TestModel(), tools=cite_tools([lambda query: "Zürich"])))
 assert agent.run_sync("Zürich ?").citations is not None
 print(f"unicite-pydantic-ai {unicite_pydantic_ai.__version__}: imports with pydantic-ai-slim")
+EOF
+
+check_env haystack "$core_wheel" "$haystack_wheel"
+"$work/haystack/bin/python" - <<'EOF'
+import importlib.metadata
+import importlib.util
+
+import unicite_haystack
+from haystack import Document
+from unicite_haystack import CitationStreamingCallback, CitedAnswerBuilder
+
+assert unicite_haystack.__version__ == importlib.metadata.version("unicite-haystack")
+assert importlib.util.find_spec("langchain_core") is None
+assert importlib.util.find_spec("llama_index") is None
+docs = [Document(content="Bern ist die Bundesstadt."), Document(content="Zürich zählt 440 000.")]
+answer = CitedAnswerBuilder().run(query="Zürich ?", replies=["Zürich [2]."], documents=docs)
+assert answer["answers"][0].data == "Zürich [1]."
+CitationStreamingCallback(docs)
+print(f"unicite-haystack {unicite_haystack.__version__}: imports with haystack-ai")
 EOF
 
 echo "dist: ok"
