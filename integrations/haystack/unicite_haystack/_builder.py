@@ -69,6 +69,9 @@ class CitedAnswerBuilder:
         ```
     """
 
+    # Saved pipelines name the component by its public path, not this private module.
+    __module__ = "unicite_haystack"
+
     def __init__(
         self,
         pattern: str | None = None,

@@ -96,13 +96,13 @@ class CitationStreamingCallback:
             if self._closed:
                 return [chunk]
             self._last = chunk
-            out: list[StreamingChunk] = []
+            live = chunk.content
             if chunk.content:
                 self._text.append(chunk.content)
-                live = self._stream.feed(chunk.content) if self._enabled else chunk.content
-                out.append(replace(chunk, content=live, finish_reason=None))
-            elif not out:
-                out.append(replace(chunk, finish_reason=None))
+                if self._enabled:
+                    live = self._stream.feed(chunk.content)
+            # The finish reason moves to the last chunk, after the held-back text.
+            out = [replace(chunk, content=live, finish_reason=None)]
             if chunk.finish_reason is not None:
                 rest = self._close()
                 if rest:

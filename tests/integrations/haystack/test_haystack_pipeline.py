@@ -131,6 +131,7 @@ def test_pipeline_saves_and_loads() -> None:
     restored = loaded.get_component("answers")
     assert isinstance(restored, CitedAnswerBuilder)
     assert restored.to_dict() == builder.to_dict()
+    assert builder.to_dict()["type"] == "unicite_haystack.CitedAnswerBuilder"  # the public path
     assert restored.policy == builder.policy
     first = pipe.run(inputs())["answers"]["answers"][0]
     again = loaded.run(inputs())["answers"]["answers"][0]
@@ -227,3 +228,27 @@ def test_disabled_is_answer_builder() -> None:
     assert answer.data == "Millau [2]."
     assert [d.id for d in answer.documents] == ["koehlbrand"]
     assert "citations" not in answer.meta
+
+
+def test_the_finish_reason_comes_last_after_the_held_back_text() -> None:
+    got: list[StreamingChunk] = []
+    stream = CitationStreamingCallback(DOCUMENTS, got.append)
+    stream(StreamingChunk(content="Köln ", index=0, start=True))
+    stream(StreamingChunk(content="[2]  ", index=0))
+    stream(StreamingChunk(content="", finish_reason="stop"))
+    assert "".join(c.content for c in got) == "Köln [1]  " == stream.answer.text
+    assert [c.finish_reason for c in got][-1] == "stop"
+    assert [c.finish_reason for c in got][:-1] == [None] * (len(got) - 1)
+    assert got[0].start
+
+
+def test_disabled_streaming_passes_the_text_as_it_is() -> None:
+    got: list[str] = []
+    stream = CitationStreamingCallback(
+        DOCUMENTS, lambda c: got.append(c.content), policy=CitePolicy(enabled=False)
+    )
+    for piece in ["Köln [", "9] [2]"]:
+        stream(StreamingChunk(content=piece))
+    stream.close()
+    assert "".join(got) == "Köln [9] [2]" == stream.answer.text
+    assert stream.answer.citations == []
