@@ -252,3 +252,38 @@ def test_disabled_streaming_passes_the_text_as_it_is() -> None:
     stream.close()
     assert "".join(got) == "Köln [9] [2]" == stream.answer.text
     assert stream.answer.citations == []
+
+
+GROUNDED = "Le viaduc de Millau culmine à 343 mètres."
+GROUNDING = {
+    "groundingChunks": [
+        {"web": {"uri": "https://fr.wikipedia.org/wiki/Viaduc_de_Millau", "title": "Viaduc"}}
+    ],
+    "groundingSupports": [
+        {
+            "segment": {"startIndex": 0, "endIndex": len(GROUNDED.encode()), "text": GROUNDED},
+            "groundingChunkIndices": [0],
+        }
+    ],
+}
+
+
+def test_native_citations_kept_in_meta_are_read() -> None:
+    # A generator keeping the provider's grounding in meta (Haystack's own OpenAI ones keep
+    # none) gets its native citations read, spans in str offsets despite the accents.
+    reply = ChatMessage.from_assistant(GROUNDED, meta={"grounding_metadata": GROUNDING})
+    answer = CitedAnswerBuilder().run(query="Millau", replies=[reply])["answers"][0]
+    cited: CitedAnswer = answer.meta["citations"]
+    assert cited.provider == "gemini"
+    (citation,) = cited.citations
+    assert citation.origin == "native"
+    assert cited.text[citation.start : citation.end] == GROUNDED
+    assert [s.url for s in cited.sources] == ["https://fr.wikipedia.org/wiki/Viaduc_de_Millau"]
+
+
+def test_a_pattern_cutting_the_reply_drops_native_citations() -> None:
+    reply = ChatMessage.from_assistant(GROUNDED, meta={"grounding_metadata": GROUNDING})
+    builder = CitedAnswerBuilder(pattern=r"culmine (.*)")
+    answer = builder.run(query="Millau", replies=[reply])["answers"][0]
+    assert answer.data == "à 343 mètres."
+    assert answer.meta["citations"].citations == []
