@@ -214,7 +214,8 @@ class CitedAnswerBuilder:
     ) -> GeneratedAnswer:
         try:
             sources, notes = to_sources(documents)
-            given = _reply_answer(reply, built.data, pattern)
+            given, lost = _reply_answer(reply, built.data, pattern)
+            notes = [*lost, *notes]
             if reference_pattern not in _NATIVE_PATTERNS:
                 given = _as_markers(given, reference_pattern or "")
             answer = unicite.cite(given, sources, policy=self.policy)
@@ -248,20 +249,26 @@ class CitedAnswerBuilder:
         return answer
 
 
-def _reply_answer(reply: str | ChatMessage, text: str, pattern: str | None) -> str | CitedAnswer:
-    """What `cite` reads for one reply: its text, or its native citations when meta keeps any.
+def _reply_answer(
+    reply: str | ChatMessage, text: str, pattern: str | None
+) -> tuple[str | CitedAnswer, list[str]]:
+    """What `cite` reads for one reply (its text, or its native citations), and what was lost.
 
     A `ChatMessage`'s text and meta are read as a provider's content and response fields
     (`unicite.providers.extract_content`); only an answer whose text is the whole reply (no
     ``pattern`` cut it) keeps native citations, as their offsets index the whole reply.
     """
-    if not isinstance(reply, ChatMessage) or pattern:
-        return text
+    if not isinstance(reply, ChatMessage):
+        return text, []
     fields = reply.meta if isinstance(reply.meta, dict) else {}
-    native = extract_content(text, fields=fields)
+    native = extract_content(reply.text or "", fields=fields)
     if native.provider is None and not native.citations:
-        return text
-    return native
+        return text, []
+    if pattern:
+        lost = len(native.citations)
+        note = f"pattern cut the reply: its {lost} native citation(s) were dropped"
+        return text, [note] if lost else []
+    return native, []
 
 
 def _as_markers(answer: str | CitedAnswer, reference_pattern: str) -> str | CitedAnswer:

@@ -287,3 +287,4 @@ def test_a_pattern_cutting_the_reply_drops_native_citations() -> None:
     answer = builder.run(query="Millau", replies=[reply])["answers"][0]
     assert answer.data == "à 343 mètres."
     assert answer.meta["citations"].citations == []
+    assert "1 native citation(s) were dropped" in answer.meta["citations"].diagnostics[0]
