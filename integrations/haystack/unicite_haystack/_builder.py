@@ -15,7 +15,7 @@ from haystack.utils import deserialize_callable, serialize_callable
 import unicite
 from unicite import CitedAnswer, CitePolicy
 from unicite.providers import extract_content
-from unicite_haystack._documents import cited_documents, to_sources
+from unicite_haystack._documents import cited_documents, to_sources, uncited_documents
 
 __all__ = ["CitedAnswerBuilder"]
 
@@ -212,6 +212,7 @@ class CitedAnswerBuilder:
         pattern: str | None,
         reference_pattern: str | None,
     ) -> GeneratedAnswer:
+        notes: list[str] = []
         try:
             sources, notes = to_sources(documents)
             given, lost = _reply_answer(reply, built.data, pattern)
@@ -228,8 +229,9 @@ class CitedAnswerBuilder:
                 only_cited=self.return_only_referenced_documents,
             )
         except Exception as err:
-            answer = CitedAnswer(text=built.data, diagnostics=[f"internal error: {err!r}"])
-            docs = list(built.documents)
+            # Uncited, with every document, as AnswerBuilder without a reference pattern.
+            answer = CitedAnswer(text=built.data, diagnostics=[*notes, f"internal error: {err!r}"])
+            docs = uncited_documents(documents)
         answer = self._deliver(answer)
         return GeneratedAnswer(
             data=answer.text,

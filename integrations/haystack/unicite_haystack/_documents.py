@@ -10,7 +10,7 @@ from haystack import Document
 
 from unicite import CitedAnswer, Source
 
-__all__ = ["cited_documents", "to_sources"]
+__all__ = ["cited_documents", "to_sources", "uncited_documents"]
 
 
 def _text(value: Any) -> str | None:
@@ -72,6 +72,19 @@ def cited_documents(
     rest = [index for index in range(len(documents)) if index not in cited]
     if not only_cited:
         result.extend(_copy(documents[i], i, referenced=False, number=None) for i in rest)
+    return result
+
+
+def uncited_documents(documents: Sequence[Document]) -> list[Document]:
+    """Copies of every document in input order, none cited, each with its ``source_index``."""
+    result = []
+    for index, document in enumerate(documents):
+        try:
+            meta: dict[str, Any] = dict(document.meta or {})
+            meta["source_index"] = index + 1
+            result.append(replace(document, meta=meta))
+        except Exception:
+            result.append(document)  # unreadable: returned as it came
     return result
 
 

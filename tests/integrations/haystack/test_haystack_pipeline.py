@@ -288,3 +288,30 @@ def test_a_pattern_cutting_the_reply_drops_native_citations() -> None:
     assert answer.data == "à 343 mètres."
     assert answer.meta["citations"].citations == []
     assert "1 native citation(s) were dropped" in answer.meta["citations"].diagnostics[0]
+
+
+@pytest.mark.parametrize("return_all", [False, True])
+def test_an_unreadable_document_never_breaks_the_run(return_all: bool) -> None:
+    class Broken(Document):
+        @property
+        def meta(self) -> dict[str, Any]:  # type: ignore[override]
+            raise RuntimeError("unreadable meta")
+
+        @meta.setter
+        def meta(self, value: dict[str, Any]) -> None:
+            pass
+
+    docs = [DOCUMENTS[0], Broken(id="broken", content="Texte illisible.")]
+    builder = CitedAnswerBuilder(return_only_referenced_documents=not return_all)
+    (result,) = builder.run(query="q", replies=["Millau [1]."], documents=docs)["answers"]
+    cited: CitedAnswer = result.meta["citations"]
+    assert result.data == cited.text
+    assert any("document 2 could not be read" in note for note in cited.diagnostics)
+    if return_all:
+        # Copying the unreadable document failed: the answer is uncited, every document kept.
+        assert result.data == "Millau [1]."
+        assert [d.id for d in result.documents] == ["millau", "broken"]
+        assert any("internal error" in note for note in cited.diagnostics)
+    else:
+        assert result.data == "Millau [1]."
+        assert [d.id for d in result.documents] == ["millau"]
