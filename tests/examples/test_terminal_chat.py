@@ -38,11 +38,16 @@ OSC8_OPEN = re.compile(rb"\x1b]8;;https?://")
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
-    """A clean environment: no API key, a HOME and settings file of the test's own, UTF-8."""
+    """A clean environment: no API key, a HOME and settings file of the test's own, UTF-8,
+    the terminal's own size."""
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.endswith("_API_KEY") and not key.startswith(("TMUX", "FORCE_HYPERLINK"))
+        if not key.endswith("_API_KEY")
+        and not key.startswith(("TMUX", "FORCE_HYPERLINK"))
+        # The width is the terminal's own: an inherited COLUMNS (pytest-xdist's workers have
+        # one) would make rich wrap at another width than the screen the test reads.
+        and key not in ("COLUMNS", "LINES")
     }
     env.update(
         HOME=str(tmp_path / "home"),

@@ -17,7 +17,7 @@ from unicite_pydantic_ai._sources import shown_sources
 
 __all__ = ["CitedAgent", "CitedAgentRun", "CitedStreamedRunResult", "with_citations"]
 
-_log = logging.getLogger("unicite_pydantic_ai")
+_log = logging.getLogger("unicite.pydantic_ai")
 
 _CITING: ContextVar[bool] = ContextVar("unicite_pydantic_ai_citing", default=False)
 """Set while `run` / `run_stream` cite the run themselves, so `iter` under them does not."""
