@@ -96,6 +96,21 @@ def test_docs_pages_exist() -> None:
     assert PAGES, "docs/ has no quickstart or guide page"
 
 
+def _missing_package(error: ImportError) -> str | None:
+    """The optional package an import failed for, when it is not installed here.
+
+    Either it is missing, or what imported under its name is a folder of the tests (a test
+    folder named after a framework imports as a namespace package where it is missing).
+    """
+    name = error.name
+    if not name or name.startswith("unicite"):
+        return None
+    if isinstance(error, ModuleNotFoundError):
+        return name
+    module = sys.modules.get(name)
+    return name if module is not None and getattr(module, "__file__", None) is None else None
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
 @pytest.mark.usefixtures("offline")
 def test_page_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -107,9 +122,10 @@ def test_page_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         namespace["print"] = printed
         try:
             exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - our own pages
-        except ModuleNotFoundError as error:
-            if error.name and not error.name.startswith("unicite"):
-                pytest.skip(f"{filename}: needs {error.name}")
+        except ImportError as error:
+            missing = _missing_package(error)
+            if missing:
+                pytest.skip(f"{filename}: needs {missing}")
             raise
         for (first, last), want in expectations(code).items():
             got = [text for n in range(first, last + 1) for text in printed.lines.get(n, [])]

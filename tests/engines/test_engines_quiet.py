@@ -18,6 +18,10 @@ import pytest
 from _engines import log_lines, skip_without_java
 from analytics._terminal import on_terminal, progress_states
 
+# The command line (the `cli` extra) runs every case, the local engine's included.
+pytest.importorskip("typer")
+pytest.importorskip("rich")
+
 
 def _need(engine: str) -> None:
     pytest.importorskip("ray.data" if engine == "ray" else "pyspark")
