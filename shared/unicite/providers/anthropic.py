@@ -9,23 +9,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from unicite.model import (
-    BlockLocation,
-    CharLocation,
     Citation,
     Location,
-    PageLocation,
     SearchResultLocation,
     UrlLocation,
 )
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
+from unicite.providers._locations import DocumentShape, checked_location, document_location
 from unicite.providers._v1 import is_v1, v1_citation
 from unicite.providers.shapes import ANTHROPIC_QUIET_BLOCKS
 
 __all__ = ["ANTHROPIC", "AnthropicProvider"]
+
+_SHAPES: dict[str, DocumentShape] = {
+    "char_location": "char",
+    "page_location": "page",
+    "content_block_location": "block",
+}
+"""The document location kinds, by the shape of range each names."""
 
 
 _DOCUMENT_CITATIONS = {
@@ -280,13 +283,7 @@ class _MessageReader:
     def _location(
         self, factory: Callable[..., Location], path: str, **values: int | None
     ) -> Location | None:
-        if any(value is None for value in values.values()):
-            return None
-        try:
-            return factory(**values)
-        except ValidationError as err:
-            self.builder.note(f"{path}: unusable location ({err.errors()[0]['msg']})")
-            return None
+        return checked_location(self.builder, factory, path, **values)
 
     def _document(
         self, item: Mapping[str, Any], kind: str, path: str
@@ -302,16 +299,7 @@ class _MessageReader:
         for key, value in ((first, start), (last, end)):
             if value is None and key not in item:
                 self.builder.note(f"{path}: no {key}")
-        factories: dict[str, Callable[..., Location]] = {
-            "char_location": lambda a, b: CharLocation(start=a, end=b, document_index=index),
-            "page_location": lambda a, b: PageLocation(
-                start_page=a, end_page=b, document_index=index
-            ),
-            "content_block_location": lambda a, b: BlockLocation(
-                start_block=a, end_block=b, document_index=index
-            ),
-        }
-        location = self._location(factories[kind], path, a=start, b=end)
+        location = document_location(self.builder, _SHAPES[kind], index, start, end, path)
         source_id = self.builder.add_source(
             {
                 "kind": "document",

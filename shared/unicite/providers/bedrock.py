@@ -42,22 +42,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from unicite.model import (
-    BlockLocation,
-    CharLocation,
     Citation,
     Location,
-    PageLocation,
     SearchResultLocation,
     UrlLocation,
 )
 from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
 from unicite.providers._builder import AnswerBuilder
+from unicite.providers._locations import DocumentShape, checked_location, document_location
 from unicite.providers._v1 import is_v1, v1_citation
 
 __all__ = ["BEDROCK_CONVERSE", "BedrockConverseProvider"]
+
+_SHAPES: dict[str, DocumentShape] = {
+    "documentChar": "char",
+    "documentPage": "page",
+    "documentChunk": "block",
+}
+"""The document location kinds, by the shape of range each names."""
+
 
 _QUIET_BLOCKS = frozenset(
     {
@@ -284,13 +288,7 @@ class _ConverseReader:
     def _location(
         self, factory: Callable[..., Location], path: str, **values: int | None
     ) -> Location | None:
-        if any(value is None for value in values.values()):
-            return None
-        try:
-            return factory(**values)
-        except ValidationError as err:
-            self.builder.note(f"{path}: unusable location ({err.errors()[0]['msg']})")
-            return None
+        return checked_location(self.builder, factory, path, **values)
 
     def _document(
         self, item: Mapping[str, Any], kind: str, where: Mapping[str, Any], path: str
@@ -301,16 +299,7 @@ class _ConverseReader:
             return None
         start = self.read.integer(where, "start", path)
         end = self.read.integer(where, "end", path)
-        factories: dict[str, Callable[..., Location]] = {
-            "documentChar": lambda a, b: CharLocation(start=a, end=b, document_index=index),
-            "documentPage": lambda a, b: PageLocation(
-                start_page=a, end_page=b, document_index=index
-            ),
-            "documentChunk": lambda a, b: BlockLocation(
-                start_block=a, end_block=b, document_index=index
-            ),
-        }
-        location = self._location(factories[kind], path, a=start, b=end)
+        location = document_location(self.builder, _SHAPES[kind], index, start, end, path)
         source_id = self.builder.add_source(
             {
                 "kind": "document",
