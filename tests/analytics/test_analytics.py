@@ -62,7 +62,7 @@ def test_rows_are_what_extract_reads() -> None:
     assert {row["provider"] for row in rows} >= {"openai", "anthropic", "gemini", "perplexity"}
 
 
-def test_fast_and_exact_paths_agree_on_every_recorded_response() -> None:
+def test_both_sinks_agree_on_every_recorded_response() -> None:
     assert analyze(LINES) == analyze(LINES, fast=False)
 
 

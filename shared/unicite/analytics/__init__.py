@@ -4,8 +4,8 @@
 table with a JSON column), one `Row` per response out — provider, model, day, whether grounding
 ran, counts of citations and sources, each source's URL, registrable domain, TLD, redirect and
 cited flags, and why a response could not be read. It reads with the same readers as
-`unicite.extract`, through fast readers that skip building `Citation` objects where the figures
-do not need them (tests hold both paths equal).
+`unicite.extract`, reporting to an analytics sink that counts instead of building `Citation`
+objects and the answer (tests hold its rows equal to those of `extract()`'s answers).
 
 `aggregate` folds rows into a `Summary` (counts by domain, TLD and provider, redirect share,
 grounded answers without citations), grouped by provider, model or day; summaries merge, so

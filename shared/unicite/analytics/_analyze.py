@@ -1,10 +1,10 @@
 """`analyze`: a batch of logged responses in, a batch of rows out.
 
-Each response is read by the same readers `extract()` runs. Where a provider has a fast reader
-(`unicite.analytics._fast`), that reader counts the figures straight from the decoded JSON
-without building `Citation` or `Source` objects; it gives up (returns None) on anything it does
-not model exactly, and the response is then read by `extract()` itself. Both paths give equal
-rows: tests compare them on every recorded response and on generated variations.
+Each response is read by the same reader `extract()` runs, reporting to the analytics sink
+(`unicite.analytics._sink.RowSink`) instead of the answer builder: the row comes from the
+reader's counts without building `Citation` objects or the `CitedAnswer`. ``fast=False``
+reads with `extract()` itself and takes the row from its answer; tests hold both equal on
+every recorded response and on generated variations.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from unicite.analytics._fast import FAST_READERS
-from unicite.analytics._rows import ROW_FIELDS, Row, canonical, day_of, row_of, unreadable_row
+from unicite.analytics._rows import ROW_FIELDS, Row, day_of, row_of, unreadable_row
+from unicite.analytics._sink import sink_row
 from unicite.exceptions import UsageError
-from unicite.providers import BUILTIN_PROVIDERS, extract, registered
+from unicite.providers import extract
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -129,21 +129,16 @@ def analyze_one(item: object, *, fast: bool = True) -> Row:
 
 
 def fast_row(data: Mapping[str, Any]) -> Row | None:
-    """The row a fast reader counts for a decoded response, or None where none applies.
+    """The row of a decoded response, read through the analytics sink.
 
-    None when no fast reader covers the response's shape, when it gives up (anything it does
-    not model exactly), or when readers other than the built-in ones are registered (one of
-    them may claim the shape first). `analyze` then reads the response with `extract()`.
+    None when no reader detects it as a final response: `analyze` then reads it with
+    `extract()`, as a stream event or an unreadable shape.
     """
-    readers = registered()
-    if readers != BUILTIN_PROVIDERS:
-        return None
-    for reader in readers:
-        if reader.detect(data):
-            read = FAST_READERS.get(type(reader).__name__)
-            row = read(data) if read is not None else None
-            return canonical(row) if row is not None else None
-    return None
+    token = _COUNTING.set(True)
+    try:
+        return sink_row(data)
+    finally:
+        _COUNTING.reset(token)
 
 
 def analyze(batch: Any, *, fast: bool = True, column: str | None = None) -> Any:
@@ -153,8 +148,8 @@ def analyze(batch: Any, *, fast: bool = True, column: str | None = None) -> Any:
         batch: A list (or any iterable) of responses — JSON lines as str or bytes, or decoded
             dicts — or an Arrow ``Table`` / ``RecordBatch`` whose JSON column holds one
             response per row.
-        fast: Count with the fast readers where one applies (equal rows, less work); False
-            reads every response with `extract()`.
+        fast: Count through the analytics sink (equal rows, less work); False reads every
+            response with `extract()` and takes the row from its answer.
         column: The JSON column of an Arrow batch; may be left out when it has one column.
 
     Returns:

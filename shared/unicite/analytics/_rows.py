@@ -64,7 +64,7 @@ def tld_of(domain: str | None) -> str | None:
 
 
 def row_of(answer: CitedAnswer, *, day: str | None = None) -> Row:
-    """The row of an answer `extract()` built: the exact path every fast reader must match."""
+    """The row of an answer `extract()` built: what the analytics sink's row must equal."""
     if answer.provider is None and not answer.text and answer.diagnostics:
         return unreadable_row(answer.diagnostics[0], day=day)
     cited_ids = {sid for citation in answer.citations for sid in citation.source_ids}

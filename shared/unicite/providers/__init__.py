@@ -30,6 +30,7 @@ from unicite.providers._extract import (
     detect_provider,
     extract,
     extract_content,
+    read_response,
 )
 from unicite.providers._registry import BUILTIN_PROVIDERS, register, registered, unregister
 from unicite.providers._sse import iter_sse, looks_like_sse
@@ -56,6 +57,7 @@ __all__ = [
     "iter_sse",
     "llm_kind",
     "looks_like_sse",
+    "read_response",
     "register",
     "registered",
     "to_data",

@@ -21,7 +21,20 @@ __all__ = ["AnswerBuilder"]
 
 
 class AnswerBuilder:
-    """Accumulates one answer's text, sources and citations."""
+    """Accumulates one answer's text, sources and citations.
+
+    It is the sink a provider reader reports to. `build` makes the `CitedAnswer`; a sink that
+    only counts (the analytics row, `unicite.analytics`) subclasses it, sets `locates_claims`
+    to False and reads the counts instead of building.
+    """
+
+    locates_claims: bool = True
+    """Whether readers locate the claim each link or marker supports (the sentence before it).
+
+    Where the claim only places a citation — it can neither drop it nor add a diagnostic — a
+    reader reporting to a sink with this False cites the link or marker span itself, and skips
+    the claim rule: the citation and source counts are the same either way.
+    """
 
     def __init__(self, provider: str | None) -> None:
         self.provider = provider
@@ -141,6 +154,10 @@ class AnswerBuilder:
             }
         )
         return True
+
+    def cited_ids(self) -> set[str]:
+        """The ids of the sources some declared citation names."""
+        return {sid for citation in self._citations for sid in citation["source_ids"]}
 
     @property
     def declared(self) -> int:

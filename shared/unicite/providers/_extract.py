@@ -27,6 +27,7 @@ __all__ = [
     "detect_provider",
     "extract",
     "extract_content",
+    "read_response",
 ]
 
 logger = logging.getLogger("unicite")
@@ -267,6 +268,29 @@ def _names(readers: tuple[Provider, ...]) -> str:
     if len(names) < 2:
         return "".join(names) or "any registered provider"
     return f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def read_response(
+    data: Mapping[str, Any],
+    builder: AnswerBuilder,
+    provider: str | None = None,
+    *,
+    candidate: int = 0,
+) -> Provider | None:
+    """Fill `builder` from a decoded final response, with the reader `extract` would choose.
+
+    `extract` is this with an `AnswerBuilder` and its `build`; a sink of one's own (an
+    `AnswerBuilder` subclass that counts instead of building, as `unicite.analytics` does)
+    gets the same reading; a builder made with no provider name takes the reader's. Returns
+    the reader, or None (and `builder` untouched) when no registered reader detects `data` as
+    a final response.
+    """
+    reader = next((r for r in _readers_for(provider) if r.detect(data)), None)
+    if reader is not None:
+        if builder.provider is None:
+            builder.provider = reader.name
+        _read(reader, data, builder, candidate=candidate)
+    return reader
 
 
 def _read(

@@ -78,7 +78,9 @@ def cite_markers(
             with a diagnostic, instead of citing an empty span.
     """
     groups = marker_groups(text, builder, kind)
-    claims = claim_spans(text, [(start, end) for start, end, _ in groups])
+    spans = [(start, end) for start, end, _ in groups]
+    # An empty claim leaves a run uncited under `skip_empty`: then the claims count.
+    claims = claim_spans(text, spans) if builder.locates_claims or skip_empty else spans
     for (start, end, markers), (claim_start, claim_end) in zip(groups, claims, strict=True):
         ids: list[str] = []
         quotes: list[str | None] = []

@@ -1,8 +1,7 @@
 """What the built-in readers know of their providers' response shapes, by name.
 
-The provider readers and the fast readers of `unicite.analytics` (which count citations
-without building them) must recognise the same item types and keys, or the two would count
-different things: both take them from here.
+Readers, their stream readers and what inspects responses for them (`llm_kind`, the grounding
+forensics) must recognise the same item types and keys: they take them from here.
 """
 
 from __future__ import annotations

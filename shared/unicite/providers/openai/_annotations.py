@@ -231,7 +231,10 @@ def _cite_span(
     **fields: Any,
 ) -> bool:
     """Cite a span of one text part placed at ``base``; False when it must wait for more text."""
-    found = _claim(text, span[0], span[1], complete=complete)
+    if builder.locates_claims:
+        found = _claim(text, span[0], span[1], complete=complete)
+    else:
+        found = span, None  # the claim only places the citation (see `_claim`)
     if found is None:
         return False
     (claim_start, claim_end), marker = found

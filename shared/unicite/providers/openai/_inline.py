@@ -287,7 +287,8 @@ def _cite_numbered(
             f"{path}: the annotations do not say which of them [n] names (numbered and plain "
             "titles mixed, or other annotation types): numbered markers left uncited"
         )
-    claims = claim_spans(text, [(start, end) for start, end, _ in groups])
+    spans = [(start, end) for start, end, _ in groups]
+    claims = claim_spans(text, spans) if builder.locates_claims else spans
     for (start, end, markers), (claim_start, claim_end) in zip(groups, claims, strict=True):
         ids: list[str] = []
         ways: list[str] = []
@@ -438,7 +439,8 @@ def cite_links(
             runs.append((start, end, [link]))
     if not runs:
         return
-    claims = claim_spans(text, [(start, end) for start, end, _ in runs])
+    spans = [(start, end) for start, end, _ in runs]
+    claims = claim_spans(text, spans) if builder.locates_claims else spans
     for (start, end, found), (claim_start, claim_end) in zip(runs, claims, strict=True):
         ids = [
             builder.add_source({"kind": "web", "url": url, "raw": {"url": url, "number": n}})

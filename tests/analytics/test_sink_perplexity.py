@@ -1,4 +1,4 @@
-"""The fast reader of Perplexity responses gives `extract()`'s row, or gives up.
+"""Perplexity responses read through the analytics sink give `extract()`'s row.
 
 Fixtures are written here from Perplexity's documented shapes: Sonar chat completions with a
 top-level ``citations`` URL list and/or ``search_results`` (``title``, ``url``, ``date``,
@@ -23,11 +23,6 @@ from unicite.analytics import analyze_one, fast_row
 READER = "PerplexityProvider"
 
 CORPUS = [(name, data) for name, data in responses() if reader_of(data) == READER]
-
-GIVES_UP: dict[str, str] = {
-    # Every recorded Perplexity response takes the fast path today. A response the fast
-    # reader gives up on goes here, by corpus name, with the reason.
-}
 
 
 def _chat(
@@ -237,19 +232,18 @@ FAST = {
 
 def test_the_corpus_has_perplexity_responses() -> None:
     assert len(CORPUS) >= 4
-    assert set(GIVES_UP) <= {name for name, _ in CORPUS}
 
 
 @pytest.mark.parametrize(("name", "data"), CORPUS, ids=[name for name, _ in CORPUS])
 def test_corpus_rows_agree(name: str, data: Mapping[str, Any]) -> None:
-    check_corpus_response(name, data, GIVES_UP)
+    check_corpus_response(name, data)
 
 
 # --- written fixtures ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", sorted(FAST))
-def test_documented_shapes_take_the_fast_path(name: str) -> None:
+def test_documented_shapes_are_read_by_the_sink(name: str) -> None:
     data = FAST[name]
     assert reader_of(data) == READER
     assert_rows_agree(data)
@@ -302,7 +296,7 @@ def test_agent_rows() -> None:
     assert analyze_one(FAST["agent without search"])["grounded"] is None
 
 
-# What the fast reader leaves to `extract()`: what the reader notes as a diagnostic, and texts
+# What the analytics sink leaves to `extract()`: what the reader notes as a diagnostic, and texts
 # whose markers (which ones count, how they group) depend on the segmentation.
 ODD = {
     "marker names no source": _chat("Claim[4].", citations=URLS[:2]),
@@ -373,15 +367,15 @@ ODD = {
 
 
 @pytest.mark.parametrize("name", sorted(ODD))
-def test_odd_shapes_give_up_and_agree(name: str) -> None:
+def test_odd_shapes_agree(name: str) -> None:
     data = ODD[name]
     assert reader_of(data) == READER
     assert_rows_agree(data)
-    assert fast_row(data) is None
+    assert fast_row(data) is not None
 
 
 # A glued marker reads the same wherever a sentence starts (`glued_reading` reads the text
-# around it, not the sentence): the fast reader takes these and agrees.
+# around it, not the sentence): the analytics sink takes these and agrees.
 GLUED_AFTER_CJK = {
     "marker after a CJK sentence's underscore": _chat("東京。_[1] です。", citations=URLS),
     "word split by a CJK sentence": _chat("東京。_abc[1] です。", citations=URLS),
@@ -392,7 +386,7 @@ GLUED_AFTER_CJK = {
 
 
 @pytest.mark.parametrize("name", sorted(GLUED_AFTER_CJK))
-def test_glued_markers_after_a_cjk_sentence_are_read_fast_and_agree(name: str) -> None:
+def test_glued_markers_after_a_cjk_sentence_agree(name: str) -> None:
     data = GLUED_AFTER_CJK[name]
     assert_rows_agree(data)
     assert fast_row(data) is not None
@@ -623,7 +617,7 @@ CLEAN = _clean_chat() | _clean_agent() | OUT_OF_ORDER
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(CLEAN)
-def test_generated_clean_responses_take_the_fast_path(data: dict[str, Any]) -> None:
+def test_generated_clean_responses_are_read_by_the_sink(data: dict[str, Any]) -> None:
     assert_rows_agree(data)
     assert fast_row(data) is not None
 

@@ -1,4 +1,4 @@
-"""The fast readers of OpenAI responses give `extract()`'s row, or give up.
+"""OpenAI responses read through the analytics sink give `extract()`'s row.
 
 Fixtures are written here from the documented shapes of the Responses API (``output`` items:
 ``message`` with ``output_text`` parts and ``url_citation`` / ``file_citation`` /
@@ -28,16 +28,6 @@ CHAT = "OpenAIChatProvider"
 
 CORPUS = [(name, data) for name, data in responses() if reader_of(data) in (RESPONSES, CHAT)]
 
-GIVES_UP: dict[str, str] = {
-    # ChatGPT's private-use markers: the reader strips them, moves offsets and resolves
-    # `turnNsearchK` against the search calls.
-    "tests/data/providers/openai_responses_private_markers.json": "private-use markers",
-    # OpenRouter's placeholder annotations (0..0) with [n] markers or links in the text, which
-    # the reader matches to them.
-    "tests/data/providers/openrouter_chat_perplexity.json": "placeholders and [n] markers",
-    "tests/data/providers/openrouter_chat_web_plugin.json": "placeholders and links",
-}
-
 
 # --- the recorded corpus ------------------------------------------------------------------
 
@@ -45,12 +35,11 @@ GIVES_UP: dict[str, str] = {
 def test_the_corpus_holds_openai_responses() -> None:
     kinds = {reader_of(data) for _, data in CORPUS}
     assert kinds == {RESPONSES, CHAT}
-    assert set(GIVES_UP) <= {name for name, _ in CORPUS}
 
 
 @pytest.mark.parametrize(("name", "data"), CORPUS, ids=[name for name, _ in CORPUS])
 def test_corpus_agrees(name: str, data: Mapping[str, Any]) -> None:
-    check_corpus_response(name, data, GIVES_UP)
+    check_corpus_response(name, data)
 
 
 # --- documented shapes --------------------------------------------------------------------
@@ -179,7 +168,7 @@ def _web_response(**fields: Any) -> dict[str, Any]:
     )
 
 
-def test_a_typical_web_search_takes_the_fast_path() -> None:
+def test_a_typical_web_search_is_read_by_the_sink() -> None:
     data = _web_response()
     row = fast_row(data)
     assert row is not None
@@ -365,7 +354,7 @@ def test_placeholders_without_markers_are_counted() -> None:
     assert (row["citations"], row["sources"], row["diagnostics"]) == (0, 1, 2)
     assert_rows_agree(data)
     with_markers = _completion(text + " [1]", *spans, model="openai/gpt-4o:online")
-    assert fast_row(with_markers) is None
+    assert fast_row(with_markers) is not None
     assert_rows_agree(with_markers)
 
 
@@ -376,9 +365,9 @@ def test_placeholders_without_markers_are_counted() -> None:
         'Voir \ue200entity\ue202["city","Zürich"]\ue201.',
     ],
 )
-def test_private_use_markers_give_up(text: str) -> None:
+def test_private_use_markers_agree(text: str) -> None:
     data = _response(_search("https://www.stadt-zuerich.ch/"), _message(_part(text)))
-    assert fast_row(data) is None
+    assert fast_row(data) is not None
     assert_rows_agree(data)
 
 
@@ -571,14 +560,14 @@ def _clean_completion(draw: st.DrawFn) -> dict[str, Any]:
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(_clean_response())
-def test_clean_responses_take_the_fast_path(data: dict[str, Any]) -> None:
+def test_clean_responses_are_read_by_the_sink(data: dict[str, Any]) -> None:
     assert fast_row(data) is not None
     assert_rows_agree(data)
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(_clean_completion())
-def test_clean_completions_take_the_fast_path(data: dict[str, Any]) -> None:
+def test_clean_completions_are_read_by_the_sink(data: dict[str, Any]) -> None:
     assert fast_row(data) is not None
     assert_rows_agree(data)
 
@@ -807,7 +796,7 @@ def test_hostile_completions_agree(data: dict[str, Any]) -> None:
 
 # --- source order -------------------------------------------------------------------------
 # A row lists its sources sorted (`canonical`), not in the order the answer gives them (the
-# order of its claims in the text): the fast reader locates no claim, and takes the fast path
+# order of its claims in the text): the analytics sink locates no claim, and its rows agree
 # whatever order the text, the annotations and the search results name the sources in.
 
 DISTINCT_PAGES = list(
@@ -886,7 +875,7 @@ def _out_of_order(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], dict
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(_out_of_order())
-def test_sources_out_of_text_order_take_the_fast_path(
+def test_sources_out_of_text_order_are_read_by_the_sink(
     case: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
 ) -> None:
     shuffled, in_order, chat = case

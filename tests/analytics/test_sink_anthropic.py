@@ -1,4 +1,4 @@
-"""The fast reader of Anthropic Messages responses gives `extract()`'s row, or gives up.
+"""Anthropic Messages responses read through the analytics sink give `extract()`'s row.
 
 Fixtures are written here from the Messages API's documented shapes (content blocks ``text``
 with ``citations``, ``server_tool_use``, ``web_search_tool_result``, ``web_fetch_tool_result``,
@@ -28,11 +28,6 @@ from unicite.analytics import analyze_one, fast_row
 READER = "AnthropicProvider"
 
 CORPUS = [(name, data) for name, data in responses() if reader_of(data) == READER]
-
-GIVES_UP: dict[str, str] = {
-    # Every recorded Anthropic response takes the fast path today. A response the fast reader
-    # gives up on goes here, by corpus name, with the reason.
-}
 
 
 def _message(*blocks: Any, **fields: Any) -> dict[str, Any]:
@@ -223,19 +218,18 @@ FAST = {
 
 def test_the_corpus_has_anthropic_responses() -> None:
     assert len(CORPUS) >= 10
-    assert set(GIVES_UP) <= {name for name, _ in CORPUS}
 
 
 @pytest.mark.parametrize(("name", "data"), CORPUS, ids=[name for name, _ in CORPUS])
 def test_corpus_rows_agree(name: str, data: Mapping[str, Any]) -> None:
-    check_corpus_response(name, data, GIVES_UP)
+    check_corpus_response(name, data)
 
 
 # --- written fixtures ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", sorted(FAST))
-def test_documented_shapes_take_the_fast_path(name: str) -> None:
+def test_documented_shapes_are_read_by_the_sink(name: str) -> None:
     data = FAST[name]
     assert_rows_agree(data)
     assert fast_row(data) is not None
@@ -264,7 +258,7 @@ def test_documents_are_sources_without_urls() -> None:
     assert row["citations"] == 3
 
 
-def test_one_search_result_index_with_two_sources_is_given_up_on() -> None:
+def test_one_search_result_index_with_two_sources_agree() -> None:
     # The reader leaves the second citation uncited, with a diagnostic.
     data = _message(
         _text(
@@ -282,7 +276,7 @@ def test_one_search_result_index_with_two_sources_is_given_up_on() -> None:
         )
     )
     assert_rows_agree(data)
-    assert fast_row(data) is None
+    assert fast_row(data) is not None
 
 
 def test_search_result_index_names_the_source_before_its_url() -> None:
@@ -455,11 +449,11 @@ ODD = {
 
 
 @pytest.mark.parametrize("name", sorted(ODD))
-def test_odd_shapes_give_up(name: str) -> None:
+def test_odd_shapes_agree(name: str) -> None:
     data = ODD[name]
     assert reader_of(data) == READER
     assert_rows_agree(data)
-    assert fast_row(data) is None
+    assert fast_row(data) is not None
 
 
 def test_a_file_id_names_a_document() -> None:
@@ -685,7 +679,7 @@ def _hostile(draw: st.DrawFn) -> dict[str, Any]:
     """A clean response with a field dropped, added, retyped or put out of range (or a few).
 
     Mostly one change, and mostly to an object's field: a response with one odd thing in it
-    shows whether the fast reader notices that thing, where several would hide each other.
+    shows whether the analytics sink notices that thing, where several would hide each other.
     Where to change is picked uniformly (Hypothesis's own draws favour the first choices).
     """
     data = copy.deepcopy(draw(_clean(max_blocks=4)))
@@ -715,7 +709,7 @@ def _hostile(draw: st.DrawFn) -> dict[str, Any]:
 
 @given(_clean())
 @settings(suppress_health_check=[HealthCheck.too_slow])
-def test_clean_responses_take_the_fast_path(data: dict[str, Any]) -> None:
+def test_clean_responses_are_read_by_the_sink(data: dict[str, Any]) -> None:
     assert reader_of(data) == READER
     assert fast_row(data) is not None
     assert_rows_agree(data)

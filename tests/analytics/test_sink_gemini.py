@@ -1,4 +1,4 @@
-"""The fast reader of Gemini / Vertex AI responses gives `extract()`'s row, or gives up.
+"""Gemini / Vertex AI responses read through the analytics sink give `extract()`'s row.
 
 Fixtures are written here from the documented shapes of ``GenerateContentResponse`` (REST
 camelCase and the SDK's snake_case dump with its nulls; ``groundingMetadata`` chunks ``web``,
@@ -33,39 +33,20 @@ READER = "GeminiProvider"
 
 CORPUS = [(name, data) for name, data in responses() if reader_of(data) == READER]
 
-GIVES_UP: dict[str, str] = {
-    # A generateAnswer response: its candidate is `answer`, and its Gemini API attributions
-    # (groundingPassage / semanticRetrieverChunk ids) cite the whole answer.
-    "tests/data/providers/gemini_generate_answer_attributions.json": "generateAnswer",
-    # groundingMetadata.groundingAttributions: one of the grounding keys besides chunks and
-    # supports, whose entries the provider reader reads as sources of their own.
-    "tests/data/providers/vertex_grounding_attributions.json": "groundingAttributions",
-    # citations, cited_sources, supporting_content, sources, web_search_sources and
-    # retrieval_metadata.sources: the other grounding keys again (their end-site URLs even
-    # replace the chunks' redirects).
-    "tests/data/providers/vertex_grounding_keys_snake.json": "other grounding keys",
-}
 
-
-def _fast(data: Mapping[str, Any]) -> None:
-    """The fast reader reads `data` (no give-up) and agrees with `extract()`."""
+def _sink_reads(data: Mapping[str, Any]) -> None:
+    """The analytics sink reads `data`, and its row is `extract()`'s."""
     assert fast_row(data) is not None
-    assert_rows_agree(data)
-
-
-def _gives_up(data: Mapping[str, Any]) -> None:
-    assert fast_row(data) is None
     assert_rows_agree(data)
 
 
 def test_the_corpus_has_gemini_responses() -> None:
     assert len(CORPUS) >= 20
-    assert set(GIVES_UP) <= {name for name, _ in CORPUS}
 
 
 @pytest.mark.parametrize(("name", "data"), CORPUS, ids=[name for name, _ in CORPUS])
 def test_corpus(name: str, data: Mapping[str, Any]) -> None:
-    check_corpus_response(name, data, GIVES_UP)
+    check_corpus_response(name, data)
 
 
 # --- fixtures ----------------------------------------------------------------------------------
@@ -165,7 +146,7 @@ def _sdk_dump(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_search() -> None:
-    _fast(SEARCH)
+    _sink_reads(SEARCH)
     row = fast_row(SEARCH)
     assert row is not None
     assert (row["citations"], row["sources"]) == (3, 4)
@@ -184,7 +165,7 @@ def test_search() -> None:
 
 
 def test_sdk_dump() -> None:
-    _fast(_sdk_dump(SEARCH))
+    _sink_reads(_sdk_dump(SEARCH))
 
 
 def test_camel_key_wins_over_its_snake_twin() -> None:
@@ -193,9 +174,9 @@ def test_camel_key_wins_over_its_snake_twin() -> None:
     metadata["grounding_supports"] = metadata["groundingSupports"][:1]
     metadata["web_search_queries"] = None
     data["candidates"][0]["grounding_metadata"] = {"groundingChunks": []}
-    _fast(data)
+    _sink_reads(data)
     metadata["groundingSupports"] = None  # dropped: the snake twin is read
-    _fast(data)
+    _sink_reads(data)
 
 
 def test_odd_spellings() -> None:
@@ -205,9 +186,9 @@ def test_odd_spellings() -> None:
     metadata["search_entryPoint"] = metadata.pop("searchEntryPoint")
     support = metadata["groundingSupports"][0]
     support["groundingChunk_indices"] = support.pop("groundingChunkIndices")
-    _fast(data)
+    _sink_reads(data)
     support["grounding_chunk_indices"] = [4]  # after the other spelling: not read
-    _fast(data)
+    _sink_reads(data)
 
 
 MULTI_PART_TEXT = ("Lisboa tem 545 923 habitantes. ", "A densidade é de 5 456,5 hab./km² 🏙️.")
@@ -236,7 +217,7 @@ MULTI_PART = _response(
 
 
 def test_multi_part() -> None:
-    _fast(MULTI_PART)
+    _sink_reads(MULTI_PART)
 
 
 FILE_SEARCH_TEXT = "A caldeira deve ser revista todos os anos. O código E10 indica pressão baixa."
@@ -275,7 +256,7 @@ FILE_SEARCH = _response(
 
 
 def test_file_search() -> None:
-    _fast(FILE_SEARCH)
+    _sink_reads(FILE_SEARCH)
     row = fast_row(FILE_SEARCH)
     assert row is not None
     assert row["sources"] == 4  # the two equal chunks are one source
@@ -315,7 +296,7 @@ MAPS = _response(
 
 
 def test_maps() -> None:
-    _fast(MAPS)
+    _sink_reads(MAPS)
     row = fast_row(MAPS)
     assert row is not None
     # Casa Labra has the URL its second sighting gave; Mercado de San Miguel has none.
@@ -339,7 +320,7 @@ def test_image_chunks() -> None:
             "groundingSupports": [_support(text, text, 0)],
         },
     )
-    _fast(data)
+    _sink_reads(data)
 
 
 RECITED = "Voilà la licence MIT : Permission is hereby granted, free of charge, to any person."
@@ -363,7 +344,7 @@ RECITATION = _response(
 
 
 def test_recitation() -> None:
-    _fast(RECITATION)
+    _sink_reads(RECITATION)
     row = fast_row(RECITATION)
     assert row is not None
     assert (row["citations"], row["diagnostics"]) == (2, 1)
@@ -375,10 +356,11 @@ def test_blocked_prompt_and_no_candidates() -> None:
         "usageMetadata": {"promptTokenCount": 9},
         "modelVersion": "gemini-2.5-flash",
     }
-    _fast(blocked)
-    _fast({**blocked, "candidates": []})
-    _fast({"usageMetadata": {"promptTokenCount": 9}, "candidates": []})  # noted: no candidates
-    _fast(
+    _sink_reads(blocked)
+    _sink_reads({**blocked, "candidates": []})
+    # noted: no candidates
+    _sink_reads({"usageMetadata": {"promptTokenCount": 9}, "candidates": []})
+    _sink_reads(
         {"usage_metadata": {"prompt_token_count": 9}, "prompt_feedback": {"block_reason": "OTHER"}}
     )
 
@@ -401,7 +383,7 @@ WIDEN = _response(
 
 
 def test_widening() -> None:
-    _fast(WIDEN)
+    _sink_reads(WIDEN)
     row = fast_row(WIDEN)
     assert row is not None
     assert row["citations"] == 4
@@ -413,7 +395,7 @@ def test_segment_text_with_other_whitespace() -> None:
     data["candidates"][0]["groundingMetadata"]["groundingSupports"][0]["segment"]["text"] = (
         " Il a ouvert vers 1887.\n"
     )
-    _fast(data)
+    _sink_reads(data)
 
 
 def _with(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
@@ -443,7 +425,7 @@ SUPPORT = "candidates.0.groundingMetadata.groundingSupports.1"
         (f"{SEGMENT}.endIndex", None),
         (f"{SEGMENT}.partIndex", 3),
         (f"{SEGMENT}.text", "Le café de Flore est à Lyon."),
-        (f"{SEGMENT}.startIndex", "0"),  # a digit string: read, but not by the fast reader
+        (f"{SEGMENT}.startIndex", "0"),  # a digit string: read
         (f"{SEGMENT}.startIndex", True),
         (f"{SUPPORT}.groundingChunkIndices", [0, 9]),
         (f"{SUPPORT}.groundingChunkIndices", []),
@@ -475,8 +457,8 @@ SUPPORT = "candidates.0.groundingMetadata.groundingSupports.1"
         ("modelVersion", 2),
     ],
 )
-def test_gives_up(path: str, value: Any) -> None:
-    _gives_up(_with(SEARCH, path, value))
+def test_sink_reads(path: str, value: Any) -> None:
+    _sink_reads(_with(SEARCH, path, value))
 
 
 @pytest.mark.parametrize(
@@ -505,11 +487,11 @@ def test_gives_up(path: str, value: Any) -> None:
         ("candidates.0.urlContextMetadata", {"urlMetadata": [{"retrievedUrl": "https://a.org"}]}),
     ],
 )
-def test_still_fast(path: str, value: Any) -> None:
-    _fast(_with(SEARCH, path, value))
+def test_other_values_agree(path: str, value: Any) -> None:
+    _sink_reads(_with(SEARCH, path, value))
 
 
-def test_a_word_too_long_to_widen_gives_up() -> None:
+def test_a_word_too_long_to_widen_sink_reads() -> None:
     blob = "x" * 600
     text = f"Le hash {blob} est long."
     start = _b(text, blob)[0] + 300
@@ -525,13 +507,13 @@ def test_a_word_too_long_to_widen_gives_up() -> None:
             ],
         },
     )
-    _gives_up(data)
+    _sink_reads(data)
 
 
-def test_bare_candidate_and_generate_answer_give_up() -> None:
+def test_bare_candidate_and_generate_answer_agree() -> None:
     chosen = SEARCH["candidates"][0]
-    _gives_up({**chosen, "modelVersion": "gemini-2.5-flash"})
-    _gives_up({"answer": chosen, "answerableProbability": 0.9})
+    _sink_reads({**chosen, "modelVersion": "gemini-2.5-flash"})
+    _sink_reads({"answer": chosen, "answerableProbability": 0.9})
 
 
 # --- the Interactions API ------------------------------------------------------------------------
@@ -630,7 +612,7 @@ INTERACTION = {
 
 
 def test_interaction() -> None:
-    _fast(INTERACTION)
+    _sink_reads(INTERACTION)
     row = fast_row(INTERACTION)
     assert row is not None
     assert row["citations"] == 3
@@ -684,7 +666,7 @@ OUTPUTS_BETA = {
 
 
 def test_interaction_outputs_beta() -> None:
-    _fast(OUTPUTS_BETA)
+    _sink_reads(OUTPUTS_BETA)
 
 
 @pytest.mark.parametrize(
@@ -828,7 +810,7 @@ def _chunks(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def _clean_responses(draw: st.DrawFn) -> dict[str, Any]:
-    """A well-formed response: every support valid, so the fast path must be taken."""
+    """A well-formed response: every support valid."""
     parts: list[dict[str, Any]] = []
     texts: list[tuple[int, str, list[tuple[int, int]]]] = []
     for kind in draw(
@@ -892,8 +874,8 @@ def _clean_responses(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @given(_clean_responses())
-def test_clean_responses_take_the_fast_path(data: dict[str, Any]) -> None:
-    _fast(data)
+def test_clean_responses_are_read_by_the_sink(data: dict[str, Any]) -> None:
+    _sink_reads(data)
 
 
 def _distinct_source(draw: st.DrawFn, n: int) -> dict[str, Any]:
@@ -946,8 +928,8 @@ def _reordered_responses(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @given(_reordered_responses())
-def test_sources_in_any_order_take_the_fast_path(data: dict[str, Any]) -> None:
-    _fast(data)
+def test_sources_in_any_order_are_read_by_the_sink(data: dict[str, Any]) -> None:
+    _sink_reads(data)
     row = fast_row(data)
     assert row is not None
     assert row["citations"] >= 2
@@ -1114,8 +1096,8 @@ def _clean_interactions(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @given(_clean_interactions())
-def test_clean_interactions_take_the_fast_path(data: dict[str, Any]) -> None:
-    _fast(data)
+def test_clean_interactions_are_read_by_the_sink(data: dict[str, Any]) -> None:
+    _sink_reads(data)
 
 
 @st.composite
@@ -1155,8 +1137,8 @@ def _reordered_interactions(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @given(_reordered_interactions())
-def test_interaction_sources_in_any_order_take_the_fast_path(data: dict[str, Any]) -> None:
-    _fast(data)
+def test_interaction_sources_in_any_order_are_read_by_the_sink(data: dict[str, Any]) -> None:
+    _sink_reads(data)
 
 
 @given(st.data())
@@ -1167,7 +1149,7 @@ def test_hostile_interactions_agree(data: st.DataObject) -> None:
     assert_rows_agree(interaction)
 
 
-# --- what the fast reader takes for granted ------------------------------------------------------
+# --- what the analytics sink takes for granted -----------------------------------------------
 
 
 @given(st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-=", min_size=1))
