@@ -26,15 +26,15 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from unicite.analytics._analyze import analyze
-from unicite.analytics._engine import (
+from unicite.analytics._inputs import Chunk
+from unicite.analytics._progress import Tracker
+from unicite.analytics._task import (
     Collector,
     Report,
     describe_chunks,
     restore_result,
     summarize_described,
 )
-from unicite.analytics._inputs import Chunk
-from unicite.analytics._progress import Tracker
 from unicite.exceptions import UsageError
 
 if TYPE_CHECKING:

@@ -34,7 +34,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from unicite.analytics._analyze import analyze, json_column_name, row_schema
-from unicite.analytics._engine import (
+from unicite.analytics._inputs import Chunk
+from unicite.analytics._progress import Tracker
+from unicite.analytics._task import (
     ChunkResult,
     Collector,
     Report,
@@ -42,8 +44,6 @@ from unicite.analytics._engine import (
     restore_result,
     summarize_described,
 )
-from unicite.analytics._inputs import Chunk
-from unicite.analytics._progress import Tracker
 from unicite.exceptions import UsageError, describe_error
 
 if TYPE_CHECKING:
