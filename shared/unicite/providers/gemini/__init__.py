@@ -12,7 +12,6 @@ invocations the response shows; Gemini's grounding tools report their queries, n
 so each grounding tool seen counts once), next to ``extras["web_search_queries"]``.
 """
 
-from unicite.providers.gemini._provider import GEMINI, GeminiProvider
-from unicite.providers.gemini._stream import GeminiStream
+from unicite.providers.gemini._provider import GEMINI, GeminiProvider, GeminiStream
 
 __all__ = ["GEMINI", "GeminiProvider", "GeminiStream"]

@@ -1,4 +1,4 @@
-"""The Gemini / Vertex AI reader registered with the dispatcher."""
+"""The Gemini / Vertex AI reader registered with the dispatcher, and its stream readers."""
 
 from __future__ import annotations
 
@@ -22,10 +22,87 @@ from unicite.providers.gemini._shape import (
     _plain,
     _type_name,
 )
-from unicite.providers.gemini._stream import GeminiStream
+from unicite.providers.gemini._stream import SettlingStream, _joined, _merge_candidate
 from unicite.providers.shapes import looks_like_interaction
 
-__all__ = ["GEMINI", "GeminiProvider"]
+__all__ = ["GEMINI", "GeminiProvider", "GeminiStream"]
+
+
+class GeminiStream(SettlingStream):
+    """Rebuilds the final response from ``generateContent`` stream chunks.
+
+    Text arrives in pieces and grounding on late chunks, whose segment offsets index the text of
+    all chunks together; `finish` reads the rebuilt response exactly as a final one. Chunks may
+    be bare candidates too, as frameworks keep them.
+    """
+
+    def __init__(self, provider: Provider | None = None, **options: Any) -> None:
+        super().__init__(GEMINI if provider is None else provider, **options)
+        self._top: dict[str, Any] = {}
+        self._candidates: dict[int, dict[str, Any]] = {}
+        self._finished: set[int] = set()
+        self._blocked = False
+
+    def _growing(self) -> bool:
+        return self.options.get("candidate", 0) not in self._finished
+
+    def response(self) -> dict[str, Any]:
+        """The final response the chunks so far add up to."""
+        response = dict(self._top)
+        if self._candidates:
+            response["candidates"] = [
+                _joined(self._candidates[n]) for n in sorted(self._candidates)
+            ]
+        return response
+
+    def take(self, event: Mapping[str, Any]) -> bool:
+        """Merge one chunk; True when it brings grounding, recitations or a finish."""
+        chunk = _plain(event)
+        if not isinstance(chunk, Mapping):
+            self.diagnostics.append(f"stream chunk is a {_type_name(chunk)}, not an object")
+            return False
+        chunk = _as_response(chunk)
+        for key, value in chunk.items():
+            if key != "candidates":
+                self._top[key] = value
+        feedback = chunk.get("promptFeedback")
+        if isinstance(feedback, Mapping) and feedback.get("blockReason"):
+            self._blocked = True
+        candidates = chunk.get("candidates", [])
+        if not isinstance(candidates, list):
+            self.diagnostics.append(
+                f"stream chunk candidates: expected a list, got {_type_name(candidates)}"
+            )
+            return False
+        settled = False
+        for position, candidate in enumerate(candidates):
+            if not isinstance(candidate, Mapping):
+                self.diagnostics.append(
+                    f"stream chunk candidates[{position}]: expected an object, "
+                    f"got {_type_name(candidate)}"
+                )
+                continue
+            number = candidate.get("index", 0)
+            if isinstance(number, bool) or not isinstance(number, int):
+                number = position
+            _merge_candidate(self._candidates.setdefault(number, {}), candidate)
+            if "finishReason" in candidate:
+                self._finished.add(number)
+            settled = settled or any(
+                key in candidate
+                for key in ("groundingMetadata", "citationMetadata", "finishReason")
+            )
+        return settled
+
+    def problems(self) -> list[str]:
+        """Candidates that never got their finishReason (a blocked prompt has none)."""
+        unfinished = [n for n in sorted(self._candidates) if n not in self._finished]
+        if self._blocked or not unfinished:
+            return []
+        return [
+            "stream ended before a chunk with finishReason for candidate(s) "
+            f"{', '.join(map(str, unfinished))}: the answer may be cut short"
+        ]
 
 
 class _EitherStream(StreamReader):
