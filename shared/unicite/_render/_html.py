@@ -14,7 +14,7 @@ import re
 from html.parser import HTMLParser
 
 from unicite._marks import Mark
-from unicite._render._plan import Entry, Plan, link_target, mark_quotes
+from unicite._render._plan import LINK_ATTRIBUTES, Entry, Plan, link_target, mark_quotes
 from unicite._text import sanitize_display
 from unicite.exceptions import UsageError
 from unicite.model import CitedAnswer
@@ -22,7 +22,6 @@ from unicite.model import CitedAnswer
 __all__ = ["default_prefix", "render_html", "sanitize_search_suggestions"]
 
 _PREFIX_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
-_REL = 'rel="noopener noreferrer nofollow" target="_blank"'
 
 _STYLE = """\
 .unicite{line-height:1.5}
@@ -126,7 +125,7 @@ class _Markers:
 def _source_item(entry: Entry, prefix: str) -> str:
     label = _esc(entry.label)
     if entry.href:
-        parts = [f'<a href="{_esc(entry.href)}" {_REL}>{label}</a>']
+        parts = [f'<a href="{_esc(entry.href)}" {LINK_ATTRIBUTES}>{label}</a>']
         if entry.domain and entry.domain != entry.label:
             parts.append(f'<span class="unicite-domain">{_esc(entry.domain)}</span>')
     else:
@@ -309,7 +308,7 @@ class _SuggestionSanitizer(HTMLParser):
             if name == "href" and tag == "a":
                 href = link_target(clean)
                 if href:
-                    kept.append(f'href="{_esc(href)}" {_REL}')
+                    kept.append(f'href="{_esc(href)}" {LINK_ATTRIBUTES}')
             elif name == "xmlns" and clean == _SVG_NAMESPACE:
                 kept.append(f'xmlns="{_SVG_NAMESPACE}"')
             elif name in _ALLOWED_ATTRIBUTES and not _CSS_DANGER_RE.search(clean):

@@ -40,8 +40,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from unicite._marks import Mark
-from unicite._render._html import _REL as LINK_ATTRIBUTES
-from unicite._render._plan import link_target, weave
+from unicite._render._plan import LINK_ATTRIBUTES, link_target, weave
 from unicite._text import sanitize_display
 
 __all__ = ["PLACEHOLDER", "answer_html", "clean_text"]

@@ -24,6 +24,7 @@ from unicite.model import (
 )
 
 __all__ = [
+    "LINK_ATTRIBUTES",
     "MAX_LINK_LENGTH",
     "Detail",
     "Entry",
@@ -46,6 +47,8 @@ MAX_LINK_LENGTH = 2083
 """Longer URLs are shown as inert text, never linked (terminals ignore longer OSC 8 URIs)."""
 MAX_DETAILS = 3
 """Quote/location lines shown per source; further ones are counted, not shown."""
+LINK_ATTRIBUTES = 'rel="noopener noreferrer nofollow" target="_blank"'
+"""The attributes of every link an HTML rendering writes: a new tab, no referrer, no opener."""
 
 _SELECTIONS = ("cited", "all")
 
