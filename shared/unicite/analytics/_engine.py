@@ -88,7 +88,7 @@ def stats(
         workers: Processes (local), or parallel tasks (Ray, Spark); all cores by default.
         by: Group the figures by some of ``provider``, ``model``, ``day``.
         column: The JSON column of Parquet inputs, when it cannot be told.
-        fast: Count with the fast readers (equal figures, less work).
+        fast: Count through the analytics sink (equal figures, less work).
         capacity: Distinct domains (and TLDs) counted exactly per group.
         chunk_bytes: Split plain JSONL files into tasks of about this many bytes.
         progress: Told the bytes of input planned, then each chunk's bytes and responses as

@@ -74,7 +74,7 @@ def run_ray(
         by: Group keys, as for `stats`.
         workers: Tasks run at once (and the CPUs of the Ray this starts); every CPU of the
             Ray cluster by default.
-        fast: Count with the fast readers.
+        fast: Count through the analytics sink.
         capacity: Distinct domains (and TLDs) counted exactly per group.
         tracker: Told of each chunk as its result comes in.
         verbose: Let Ray print its logs, its workers' output and Ray Data's progress bars.
@@ -203,7 +203,7 @@ def analyze_dataset(ds: Any, column: str | None = None, *, fast: bool = True) ->
     Args:
         ds: A ``ray.data.Dataset`` with a string or binary column of JSON responses.
         column: That column; may be left out when the dataset has no other.
-        fast: Count with the fast readers (equal rows, less work).
+        fast: Count through the analytics sink (equal rows, less work).
 
     Raises:
         UsageError: Ray Data is not installed. A missing or non-text column is reported by

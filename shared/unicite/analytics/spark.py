@@ -97,7 +97,7 @@ def run_spark(
         by: Group keys, as for `stats`.
         workers: The cores of the local Spark this starts (``local[workers]``); every core by
             default. A running session is used as it is.
-        fast: Count with the fast readers.
+        fast: Count through the analytics sink.
         capacity: Distinct domains (and TLDs) counted exactly per group.
         tracker: Told of each chunk as its task finishes (through an accumulator the tasks
             add to), before the results are fetched.
@@ -413,7 +413,7 @@ def analyze_dataframe(df: Any, column: str | None = None, *, fast: bool = True) 
     Args:
         df: A ``pyspark.sql.DataFrame`` with a string or binary column of JSON responses.
         column: That column; may be left out when the DataFrame has no other.
-        fast: Count with the fast readers (equal rows, less work).
+        fast: Count through the analytics sink (equal rows, less work).
 
     Raises:
         UsageError: PySpark is not installed, or the column is not named (the DataFrame has
