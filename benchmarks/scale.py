@@ -42,13 +42,14 @@ from unicite import (
     OffsetIndex,
     Source,
     claim_span,
+    claim_spans,
     extract,
+    find_markers,
     parse_markers,
     render,
     renumber,
     segment,
 )
-from unicite._segment import claim_spans, find_markers
 from unicite.sources import SourceLedger
 
 SCALE = float(os.environ.get("UNICITE_BENCH_SCALE", "1"))

@@ -17,7 +17,7 @@ from unicite._render import (
     supports_hyperlinks,
 )
 from unicite._schema import json_schema
-from unicite._segment import Segment, claim_span, clauses, segment
+from unicite._segment import Segment, claim_span, claim_spans, clauses, find_markers, segment
 from unicite._text import sanitize_display, truncate
 from unicite._urls import is_redirect_url, normalize_url, registrable_domain, safe_href
 from unicite.attribution import (
@@ -122,10 +122,12 @@ __all__ = [
     "citation_instructions",
     "cite",
     "claim_span",
+    "claim_spans",
     "clauses",
     "collect_stream",
     "detect_provider",
     "extract",
+    "find_markers",
     "format_sources",
     "from_byte_span",
     "from_utf16_span",
