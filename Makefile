@@ -104,8 +104,10 @@ docs: .venv/.synced
 clean:
 	rm -rf .venv $(CORE_ENV) $(LLAMAINDEX_ENV) $(ENGINES_ENV) $(DEMO_ENV) .tools .pytest_cache .mypy_cache .ruff_cache
 
-## dist: build the three sdists and wheels into dist/ and check them (twine check --strict);
-## .ci/dist.sh also installs the wheels into fresh environments and imports them
+## dist: build the sdists and wheels into dist/ and check them (twine check --strict): the
+## core's platform wheel (its compiled accelerator) and its pure wheel; .ci/dist.sh also
+## installs the wheels into fresh environments and imports them
 dist: .venv/.synced
 	$(UV) build --all-packages --clear --out-dir dist
+	UNICITE_PURE_BUILD=1 $(UV) build --package unicite --wheel --out-dir dist
 	$(RUN) twine check --strict dist/*

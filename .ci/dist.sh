@@ -2,7 +2,9 @@
 # The distributions as PyPI would get them: build the three sdists and wheels into dist/ (each
 # wheel built from its sdist), check their metadata with `twine check --strict`, check what the
 # archives hold, then install the wheels into fresh environments and import them: the core with
-# no framework and no provider SDK, each adapter with its framework.
+# no framework and no provider SDK, each adapter with its framework. The core has two wheels: a
+# platform wheel with the compiled accelerator and a pure one (UNICITE_PURE_BUILD=1); both are
+# installed and checked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +13,8 @@ PYTHON_VERSION=${DIST_PYTHON:-3.11}
 unset VIRTUAL_ENV UV_PROJECT_ENVIRONMENT
 
 echo "── build ──"
-"$UV" build --all-packages --clear --out-dir dist
+"$UV" build --python "$PYTHON_VERSION" --all-packages --clear --out-dir dist
+UNICITE_PURE_BUILD=1 "$UV" build --python "$PYTHON_VERSION" --package unicite --wheel --out-dir dist
 
 echo "── twine check ──"
 if [ ! -x .venv/bin/twine ]; then
@@ -39,20 +42,33 @@ for name, package in [
 ]:
     wheels = sorted(Path("dist").glob(f"{name}-*.whl"))
     sdists = sorted(Path("dist").glob(f"{name}-*.tar.gz"))
-    if len(wheels) != 1 or len(sdists) != 1:
-        problems.append(f"{name}: expected one wheel and one sdist, got {wheels + sdists}")
+    # The core: a platform wheel (the compiled accelerator) and a pure one.
+    pure = [w for w in wheels if w.name.endswith("-py3-none-any.whl")]
+    expected = 2 if name == "unicite" else 1
+    if len(wheels) != expected or len(pure) != 1 or len(sdists) != 1:
+        problems.append(f"{name}: expected {expected} wheels and one sdist, got {wheels + sdists}")
         continue
-    wheel, sdist = wheels[0], sdists[0]
+    sdist = sdists[0]
     before = len(problems)
-    with zipfile.ZipFile(wheel) as archive:
-        names = archive.namelist()
-        info = next(n for n in names if n.endswith(".dist-info/METADATA")).rsplit("/", 1)[0]
-        metadata = email.message_from_bytes(archive.read(f"{info}/METADATA"))
-        if archive.read(f"{info}/licenses/LICENSE") != license_text:
-            problems.append(f"{wheel.name}: licenses/LICENSE differs from LICENSE")
-        if f"{package}/py.typed" not in names:
-            problems.append(f"{wheel.name}: no {package}/py.typed")
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as archive:
+            names = archive.namelist()
+            info = next(n for n in names if n.endswith(".dist-info/METADATA")).rsplit("/", 1)[0]
+            metadata = email.message_from_bytes(archive.read(f"{info}/METADATA"))
+            if archive.read(f"{info}/licenses/LICENSE") != license_text:
+                problems.append(f"{wheel.name}: licenses/LICENSE differs from LICENSE")
+            if f"{package}/py.typed" not in names:
+                problems.append(f"{wheel.name}: no {package}/py.typed")
+            accel = [n for n in names if n.startswith(f"{package}/_accel/")]
+            compiled = [n for n in accel if n.endswith((".so", ".pyd"))]
+            manifests = [n for n in accel if n.rsplit("/", 1)[1].startswith("manifest")]
+            if wheel in pure and (compiled or manifests):
+                problems.append(f"{wheel.name}: a pure wheel holding {compiled + manifests}")
+            if wheel not in pure and (len(compiled) != 4 or len(manifests) != 1):
+                problems.append(f"{wheel.name}: not 4 compiled modules and their manifest")
     with tarfile.open(sdist) as archive:
+        if any(n.endswith((".so", ".pyd", ".c")) for n in archive.getnames()):
+            problems.append(f"{sdist.name}: compiled files in the sdist")
         root = archive.getnames()[0].split("/", 1)[0]
         for member in ("LICENSE", "README.md", "pyproject.toml", f"{package}/py.typed"):
             try:
@@ -68,7 +84,7 @@ for name, package in [
     if not metadata.get_all("Project-URL") or metadata["Description-Content-Type"] != "text/markdown":
         problems.append(f"{wheel.name}: no Project-URL or no Markdown description")
     if len(problems) == before:
-        print(f"{wheel.name}, {sdist.name}: ok")
+        print(f"{', '.join(w.name for w in wheels)}, {sdist.name}: ok")
 if problems:
     sys.exit("\n".join(problems))
 EOF
@@ -76,7 +92,8 @@ EOF
 echo "── install and import ──"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-core_wheel=$(ls dist/unicite-*.whl)
+core_wheel=$(ls dist/unicite-*.whl | grep -v -- -py3-none-any.whl)
+pure_core_wheel=$(ls dist/unicite-*-py3-none-any.whl)
 langchain_wheel=$(ls dist/unicite_langchain-*.whl)
 llamaindex_wheel=$(ls dist/unicite_llamaindex-*.whl)
 pydantic_ai_wheel=$(ls dist/unicite_pydantic_ai-*.whl)
@@ -107,7 +124,19 @@ loaded = sorted(m for m in sys.modules if m.split(".")[0] in foreign)
 assert not loaded, f"the core imported {loaded}"
 installed = [m for m in foreign if importlib.util.find_spec(m) is not None]
 assert not installed, f"installing the core installed {installed}"
-print(f"unicite {unicite.__version__}: imports alone")
+assert unicite.accelerated(), "the platform wheel runs no compiled module"
+print(f"unicite {unicite.__version__}: imports alone, compiled")
+EOF
+
+check_env core_pure "$pure_core_wheel"
+"$work/core_pure/bin/python" - <<'EOF'
+"""The pure wheel runs the same modules as Python."""
+import unicite
+
+assert not unicite.accelerated()
+answer = unicite.cite("Zürich [1].", [unicite.Source(url="https://www.stadt-zuerich.ch/")])
+assert answer.citations, answer
+print(f"unicite {unicite.__version__}: the pure wheel imports, pure Python")
 EOF
 
 check_env langchain "$core_wheel" "$langchain_wheel"

@@ -6,6 +6,11 @@ sources it rests on, and exact spans tying claims to sources.
 
 from importlib.metadata import version as _version
 
+# First: the compiled accelerator, when built, serves the modules imported below.
+from unicite._accel import accelerated
+
+# isort: split
+
 from unicite import wire
 from unicite._cite import CitePolicy, cite
 from unicite._offsets import OffsetIndex, byte_span, from_byte_span, from_utf16_span, utf16_span
@@ -114,6 +119,7 @@ __all__ = [
     "UsageError",
     "WireError",
     "__version__",
+    "accelerated",
     "acollect_stream",
     "agenerate_cited",
     "astream_cited",

@@ -37,6 +37,7 @@ EXPECTED = [
     "UsageError",
     "WireError",
     "__version__",
+    "accelerated",
     "acollect_stream",
     "agenerate_cited",
     "astream_cited",
