@@ -4,6 +4,12 @@
     python benchmarks/run.py extract scale   # some of them
     python benchmarks/run.py --readme        # write the last results.json to RESULTS.md and
                                              # its summary to the README
+    python benchmarks/run.py --both markers  # with the compiled accelerator, then again as pure
+                                             # Python (UNICITE_PURE_PYTHON=1): both in the table
+
+Figures are measured with whatever build of unicite runs (the compiled accelerator where
+``uv sync`` built it); `machine` records which. ``--both`` adds each figure measured as pure
+Python, its baseline the compiled figure.
 
 Each figure comes with its baseline measured in the same run, the ratio, the target from its
 issue and whether it is met, so that a slow or busy machine moves value and baseline together.
@@ -16,7 +22,9 @@ import importlib
 import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -50,7 +58,10 @@ def machine() -> dict[str, Any]:
     load = None
     with contextlib.suppress(OSError, AttributeError):
         load = round(os.getloadavg()[0], 2)
+    import unicite
+
     return {
+        "accelerator": "compiled" if unicite.accelerated() else "pure Python",
         "cpu": cpu,
         "cores": os.cpu_count(),
         "memory": memory,
@@ -89,6 +100,7 @@ def print_table(results: dict[str, Any]) -> None:
             print(f"{'':<20}   baseline: {f['baseline_name']}")
     m = results["machine"]
     print(f"\n{m['cpu']}, {m['cores']} cores, {m['memory']}, Python {m['python']}, {m['platform']}")
+    print(f"unicite: {m.get('accelerator', 'pure Python')}")
 
 
 def _counts(figures: list[dict[str, Any]]) -> tuple[int, int, int]:
@@ -108,8 +120,9 @@ def markdown(results: dict[str, Any]) -> str:
     met, missed, untargeted = _counts(results["figures"])
     lines = [
         f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, {m['memory']}), Python "
-        f"{m['python']}, {m['platform']}; load average {m['load_average_at_start']} at the start."
-        " Every baseline ran in the same process, right next to its figure.",
+        f"{m['python']}, {m['platform']}, unicite {m.get('accelerator', 'pure Python')}; load"
+        f" average {m['load_average_at_start']} at the start. Every baseline ran in the same"
+        " process, right next to its figure.",
         "",
         f"{met} targets met, {missed} not met, {untargeted} figures reported without a target.",
         "",
@@ -215,9 +228,59 @@ def update_readme(results: dict[str, Any]) -> None:
     _between_markers(README, headline(results))
 
 
+def _measure(selection: list[str], *, pure: bool) -> dict[str, Any]:
+    """The results of `selection` run in a process of its own, pure Python or not.
+
+    The process shows its progress; its table is left out (`both` prints the two together).
+    """
+    env = {k: v for k, v in os.environ.items() if k != "UNICITE_PURE_PYTHON"}
+    if pure:
+        env["UNICITE_PURE_PYTHON"] = "1"
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "results.json"
+        command = [sys.executable, __file__, "--out", str(out), *selection]
+        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)  # noqa: S603
+        results: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return results
+
+
+def both(selection: list[str]) -> dict[str, Any]:
+    """Every figure with the compiled accelerator, then each again as pure Python.
+
+    A pure figure is reported against the compiled one (its baseline), without a target: the
+    targets stay those of the build users get.
+    """
+    compiled = _measure(selection, pure=False)
+    pure = _measure(selection, pure=True)
+    if compiled["machine"]["accelerator"] != "compiled":
+        print("warning: no compiled build runs here: both runs are pure Python", file=sys.stderr)
+    same = {(f["benchmark"], f["name"]): f for f in compiled["figures"]}
+    figures = list(compiled["figures"])
+    for f in pure["figures"]:
+        twin = same.get((f["benchmark"], f["name"]))
+        figure = Figure(
+            name=f"{f['name']} (pure Python)",
+            value=f["value"],
+            unit=f["unit"],
+            baseline=None if twin is None else twin["value"],
+            baseline_name=None if twin is None else "the same figure, compiled",
+            note="UNICITE_PURE_PYTHON=1",
+        )
+        figures.append({"benchmark": f["benchmark"], **figure.as_dict()})
+    return {"machine": compiled["machine"], "figures": figures}
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--readme"]:
         update_readme(json.loads(RESULTS.read_text(encoding="utf-8")))
+        return 0
+    out = RESULTS
+    if argv[:1] == ["--out"]:
+        out, argv = Path(argv[1]), argv[2:]
+    if "--both" in argv:
+        results = both([a for a in argv if a != "--both"])
+        print_table(results)
+        out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         return 0
     modules = sorted(
         p.stem for p in HERE.glob("*.py") if not p.stem.startswith("_") and p.stem != "run"
@@ -238,7 +301,7 @@ def main(argv: list[str]) -> int:
         "figures": [{"benchmark": b, **f.as_dict()} for b, f in figures],
     }
     print_table(results)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
