@@ -50,6 +50,14 @@ class StreamReader(ABC):
     def finish(self, builder: AnswerBuilder) -> None:
         """Fill `builder` with everything read so far (also after a stream cut short)."""
 
+    def collect(self, event: Mapping[str, Any]) -> None:
+        """Take one event of a stream read whole, whose citations nobody watches arrive.
+
+        `finish` gives the same answer as after `feed`; a reader that announces citations by
+        reading what it has so far skips that work here.
+        """
+        self.feed(event)
+
 
 class Provider(ABC):
     """One provider's readers, registered with the dispatcher under `name`.
@@ -142,6 +150,10 @@ class RebuildingStream(StreamReader):
     def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
         """Take one event; return the citations it made final."""
         return self.announce() if self.take(event) else []
+
+    def collect(self, event: Mapping[str, Any]) -> None:
+        """Take one event without announcing: `finish` reads the rebuilt response anyway."""
+        self.take(event)
 
     def read(self, builder: AnswerBuilder) -> None:
         """Read the rebuilt response into `builder` with the provider's final-response reader."""

@@ -413,6 +413,10 @@ class StreamCollector:
 
     def feed(self, event: object) -> list[CitationEvent]:
         """Take one stream event; return the citations it made final."""
+        return self._take(event, announce=True)
+
+    def _take(self, event: object, *, announce: bool) -> list[CitationEvent]:
+        """`feed`; without `announce` (a stream read whole) nothing is announced."""
         data, problem = to_data(event)
         if problem is not None or not isinstance(data, Mapping):
             self._diagnostics.append(
@@ -431,6 +435,9 @@ class StreamCollector:
             self._stream = reader.stream(**self._options)
         name = self._reader.name if self._reader else "provider"
         try:
+            if not announce:
+                self._stream.collect(data)
+                return []
             made = self._stream.feed(data)
         except RecursionError:
             self._diagnostics.append(f"a {name} stream event is nested too deeply to read")
@@ -525,7 +532,7 @@ def collect_stream(
     collector = StreamCollector(provider, strict=strict, require=require, candidate=candidate)
     parse_problems: list[str] = []
     for event in _events(events, parse_problems):
-        collector.feed(event)
+        collector._take(event, announce=False)
     collector._diagnostics.extend(parse_problems)
     return collector.result()
 
@@ -543,5 +550,5 @@ async def acollect_stream(
     if not isinstance(events, AsyncIterable):
         raise UsageError(f"events must be an async iterable, got {type(events).__name__}")
     async for event in events:
-        collector.feed(event)
+        collector._take(event, announce=False)
     return collector.result()

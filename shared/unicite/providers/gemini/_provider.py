@@ -113,7 +113,7 @@ class _EitherStream(StreamReader):
         self.provider = provider
         self._inner: StreamReader | None = None
 
-    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
+    def _reader(self, event: Mapping[str, Any]) -> StreamReader:
         if self._inner is None:
             if looks_like_event(event):
                 self._inner = InteractionStream(self.provider, **self.options)
@@ -121,7 +121,13 @@ class _EitherStream(StreamReader):
                 self._inner = GeminiStream(self.provider, **self.options)
             self._inner.diagnostics[:0] = self.diagnostics
             self.diagnostics = self._inner.diagnostics
-        return self._inner.feed(event)
+        return self._inner
+
+    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
+        return self._reader(event).feed(event)
+
+    def collect(self, event: Mapping[str, Any]) -> None:
+        self._reader(event).collect(event)
 
     def finish(self, builder: AnswerBuilder) -> None:
         if self._inner is None:
