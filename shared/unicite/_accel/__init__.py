@@ -18,16 +18,15 @@ A compiled module and its ``.py`` file give the same results (the differential t
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
-import importlib.util
-import json
-import logging
 import os
 import sys
-from collections.abc import Sequence
-from importlib.machinery import ModuleSpec
-from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 __all__ = ["MODULES", "accelerated", "install"]
 
@@ -53,19 +52,31 @@ class _CompiledFinder:
         file = self.files.get(fullname)
         if file is None:
             return None
+        import importlib.util
+
         loader = importlib.machinery.ExtensionFileLoader(fullname, file)
         return importlib.util.spec_from_file_location(fullname, file, loader=loader)
 
 
 def _compiled_files() -> dict[str, str]:
-    """The modules whose build for this interpreter is current: module name → extension file."""
+    """The modules whose build for this interpreter is current: module name → extension file.
+
+    Without a build, this is one failed `open`: nothing more is imported or read.
+    """
     if os.environ.get("UNICITE_PURE_PYTHON") == "1":
         return {}
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     try:
         with open(os.path.join(_HERE, f"manifest{suffix}.json"), encoding="utf-8") as f:
-            manifest = json.load(f)
-    except (OSError, ValueError):
+            text = f.read()
+    except OSError:
+        return {}
+    import hashlib
+    import json
+
+    try:
+        manifest = json.loads(text)
+    except ValueError:
         return {}
     files = {}
     stale = []
@@ -84,6 +95,8 @@ def _compiled_files() -> dict[str, str]:
         elif os.path.isfile(file):
             files[name] = file
     if stale:
+        import logging
+
         logging.getLogger("unicite").warning(
             "the compiled accelerator is older than the source of %s: running the pure-Python"
             " module (reinstall unicite, or run `uv sync`, to rebuild it)",
