@@ -21,7 +21,14 @@ from unicite.exceptions import GroundingRequiredError, UsageError
 from unicite.markers import MarkerStyle, ParseStyle, parse_markers, renumber
 from unicite.model import Citation, CitedAnswer, Source
 from unicite.providers import extract
-from unicite.sources import SourceLedger, as_source, from_tool_output, page_key, shown_numbers
+from unicite.sources import (
+    SourceLedger,
+    as_source,
+    from_tool_output,
+    page_key,
+    seed_sid,
+    shown_numbers,
+)
 
 __all__ = [
     "AttributeOption",
@@ -29,6 +36,7 @@ __all__ = [
     "Require",
     "SourcesOption",
     "cite",
+    "cite_parsed",
 ]
 
 AttributeOption = Literal["lexical", "llm"] | Scorer | None
@@ -185,7 +193,23 @@ def cite(
     """
     if policy is not None and not isinstance(policy, CitePolicy):
         raise UsageError(f"policy must be a CitePolicy, got {type(policy).__name__}")
-    policy = (policy or CitePolicy()).replace(**options)
+    return _cite(answer, sources, (policy or CitePolicy()).replace(**options), None)
+
+
+def cite_parsed(
+    text: str, sources: SourcesInput, policy: CitePolicy, parsed: CitedAnswer
+) -> CitedAnswer:
+    """`cite` of the answer text `text`, whose markers were already read into `parsed`.
+
+    `parsed` must be ``parse_markers(text, sources, style=policy.markers,
+    on_invalid=policy.on_invalid)``: what `cite` would read, so the answer is the same.
+    """
+    return _cite(text, sources, policy, parsed)
+
+
+def _cite(
+    answer: object, sources: SourcesInput, policy: CitePolicy, parsed: CitedAnswer | None
+) -> CitedAnswer:
     table = _table(sources)
     if not policy.enabled:
         with _quiet():
@@ -199,7 +223,7 @@ def cite(
         if shown:
             cited = _add_markers(cited, table, notes)
     else:
-        cited = _markers(base, table, policy)
+        cited = _markers(base, table, policy, parsed)
         if not cited.citations and policy.attribute is not None:
             cited = _attribute(cited, shown or base.sources, policy, notes)
     cited = _with_sources(cited, [*shown, *base.sources])
@@ -238,7 +262,13 @@ def _table(sources: object) -> list[Source] | SourceLedger | dict[int, Source]:
     if not isinstance(sources, Iterable):
         raise UsageError(f"sources must be an iterable of sources, got {type(sources).__name__}")
     listed = [as_source(source) for source in sources]
-    # Seed-004 rows are shown under their sids: [3] is the row with sid 3.
+    sids = [seed_sid(source) for source in listed]
+    if all(sid is None for sid in sids) or sids == list(range(1, len(sids) + 1)):
+        # Numbered by position: the marker parser reads the list so (its `shown_numbers` is
+        # the one call), and the list is what this call needs.
+        return listed
+    # Seed-004 rows are shown under their sids: [3] is the row with sid 3. The map given to
+    # the parser is `shown_numbers`' own, which it does not check again.
     return shown_numbers(listed) or listed
 
 
@@ -280,10 +310,15 @@ def _markers(
     base: CitedAnswer,
     table: list[Source] | SourceLedger | dict[int, Source],
     policy: CitePolicy,
+    parsed: CitedAnswer | None = None,
 ) -> CitedAnswer:
-    """The answer cited by the markers of its text (the text loses invalid markers)."""
-    style: ParseStyle = policy.markers
-    parsed = _parse(base.text, table, style, policy.on_invalid)
+    """The answer cited by the markers of its text (the text loses invalid markers).
+
+    `parsed`: those markers, already read by the caller (see `cite_parsed`).
+    """
+    if parsed is None:
+        style: ParseStyle = policy.markers
+        parsed = _parse(base.text, table, style, policy.on_invalid)
     # The parsed answer holds every field an invariant binds (text, sources, citations,
     # sources_used), checked when it was built: what the base adds needs no new validation.
     # Its diagnostics come before renumbering's, as in renumber(parse_markers(...)).

@@ -586,6 +586,16 @@ def test_sids_stay_after_filtering_near_duplicates() -> None:
     assert sids(filter_content(found)) == [1, 2, 4]
 
 
+def test_shown_numbers_of_its_own_map_and_of_a_changed_one() -> None:
+    rows = [{"sid": 3, "url": "https://example.com/a"}, {"sid": 1, "url": "https://example.com/b"}]
+    numbers = shown_numbers(rows)
+    assert numbers is not None
+    assert shown_numbers(numbers) == numbers == {1: as_source(rows[1]), 3: as_source(rows[0])}
+    numbers[0] = as_source(rows[0])  # a number no prompt shows: checked again, and refused
+    with pytest.raises(UsageError, match="numbers shown"):
+        shown_numbers(numbers)
+
+
 def test_filter_callable_and_reconcile_then_fetch_order() -> None:
     fetched: list[str] = []
 

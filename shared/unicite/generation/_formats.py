@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from unicite._cite import CitePolicy, SourcesInput, cite
+from unicite._cite import CitePolicy, SourcesInput, cite, cite_parsed
 from unicite._marker_syntax import MARKER_RE, code_spans, read_token
 from unicite._segment import segment
 from unicite.exceptions import UsageError
@@ -50,6 +50,11 @@ class Checked:
     cited: bool = False
     schema_ok: bool | None = None
     """Whether the document met the JSON Schema; None when there was none to meet."""
+    raw: str | None = None
+    """The reply checked, which `read` read."""
+    read: Any = None
+    """What the check read of `raw` that `finish` reads too, so it is read once: a text's
+    markers in the format's style (invalid ones kept), a document's sidecar."""
 
 
 @dataclass
@@ -86,8 +91,8 @@ class TextFormat:
 
     def check(self, raw: str, sources: SourcesInput, *, required: bool) -> Checked:
         """Unknown or malformed markers, markers in code or in another style, none at all."""
-        out = Checked()
         parsed = parse_markers(raw, sources, style=self.style, on_invalid="keep")
+        out = Checked(raw=raw, read=parsed)
         out.cited = bool(parsed.citations)
         out.errors.extend(d for d in parsed.diagnostics if d.startswith("marker "))
         mine = {c.marker_span for c in parsed.citations}
@@ -134,9 +139,24 @@ class TextFormat:
                 if token is not None and token.kind == self.style:
                     yield m.group()
 
-    def finish(self, raw: str, sources: SourcesInput, policy: CitePolicy) -> Shaped:
-        """The answer cited through `cite` (markers read in this style and renumbered)."""
-        answer = cite(raw, sources, policy=policy.replace(markers=self.style))
+    def finish(
+        self, raw: str, sources: SourcesInput, policy: CitePolicy, checked: Checked | None = None
+    ) -> Shaped:
+        """The answer cited through `cite` (markers read in this style and renumbered).
+
+        `checked`: the check of `raw`, whose reading of the markers `cite` takes when it is
+        the one `cite` would make: invalid markers kept, or none (dropping one changes the
+        text; every such marker has a ``marker ...`` diagnostic).
+        """
+        policy = policy.replace(markers=self.style)
+        parsed = checked.read if checked is not None and checked.raw == raw else None
+        if isinstance(parsed, CitedAnswer) and (
+            policy.on_invalid == "keep"
+            or not any(note.startswith("marker ") for note in parsed.diagnostics)
+        ):
+            answer = cite_parsed(raw, sources, policy, parsed)
+        else:
+            answer = cite(raw, sources, policy=policy)
         return Shaped(answer, answer.text)
 
 
@@ -205,6 +225,7 @@ class Structured:
             out.errors.append("the reply must be a JSON object or array")
             return out
         structured = parse_structured(document, sources, key=self.key, on_invalid="drop")
+        out.raw, out.read = raw, structured
         out.cited = bool(structured.citations)
         out.errors.extend(
             f"{self.pointer}: {note}" if not note.startswith(self.pointer) else note
@@ -224,15 +245,21 @@ class Structured:
             )
         return out
 
-    def finish(self, raw: str, sources: SourcesInput, policy: CitePolicy) -> Shaped:
+    def finish(
+        self, raw: str, sources: SourcesInput, policy: CitePolicy, checked: Checked | None = None
+    ) -> Shaped:
         """The document as JSON text whose cited string values carry the citations.
 
         ``answer.text`` is the document without its sidecar, as indented JSON; each cited
         value's span covers the string's characters. ``content`` is the document in the format
-        with the sidecar written back, its numbers those of ``answer.sources``.
+        with the sidecar written back, its numbers those of ``answer.sources``. `checked`: the
+        check of `raw`, whose reading of the document and its sidecar is taken.
         """
-        document, _ = self.load(raw)
-        structured = parse_structured(document, sources, key=self.key, on_invalid="drop")
+        if checked is not None and checked.raw == raw and checked.read is not None:
+            structured = checked.read
+        else:
+            document, _ = self.load(raw)
+            structured = parse_structured(document, sources, key=self.key, on_invalid="drop")
         text, spans = dump_with_spans(structured.data)
         citations = [
             Citation(

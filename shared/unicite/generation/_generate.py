@@ -232,7 +232,7 @@ class _Session:
                 answer,
                 answer.text if not answer.citations else _with_markers(answer, style),
             )
-        return self.form.finish(self.raw, self.sources, self.policy)
+        return self.form.finish(self.raw, self.sources, self.policy, self.checked)
 
     def _complete_text(self, prompt: str) -> str:
         return self.model.complete("", prompt).text

@@ -113,12 +113,14 @@ def shown_numbers(sources: object) -> dict[int, Source] | None:
             sid, or sids on some rows only): reading ``[n]`` against it could name the wrong
             source.
     """
+    if type(sources) is _Shown and sources.checked:
+        return sources  # this function's own answer, unchanged since: read once is enough
     if isinstance(sources, (SourceLedger, str, bytes)):
         return None
     if isinstance(sources, Mapping):
         if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sources):
             raise UsageError("a map of sources must map the numbers shown (1, 2, ...) to sources")
-        return {n: as_source(sources[n]) for n in sorted(sources)}
+        return _Shown((n, as_source(sources[n])) for n in sorted(sources))
     if not isinstance(sources, (list, tuple)):
         return None
     items = [as_source(item) for item in sources]
@@ -133,7 +135,52 @@ def shown_numbers(sources: object) -> dict[int, Source] | None:
             f"the sources' sids ({shown}) do not number them one to one: give each a distinct "
             "sid, or none"
         )
-    return {sid: source for sid, source in zip(sids, items, strict=True) if sid is not None}
+    return _Shown((sid, source) for sid, source in zip(sids, items, strict=True) if sid is not None)
+
+
+class _Shown(dict[int, Source]):
+    """What `shown_numbers` returns: a dict it gives back as it is, when given it unchanged.
+
+    `unicite.cite` reads the numbers, then hands them to the marker parser, which asks for
+    them too: they are checked once. Any change makes it a map to check again.
+    """
+
+    checked = True
+
+    def _changed(self) -> None:
+        self.checked = False
+
+    def __setitem__(self, key: int, value: Source) -> None:
+        self._changed()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: int) -> None:
+        self._changed()
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> _Shown:  # type: ignore[override,misc]
+        self._changed()
+        return super().__ior__(other)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._changed()
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key: int, default: Any = None) -> Any:
+        self._changed()
+        return super().setdefault(key, default)
+
+    def pop(self, key: int, *default: Any) -> Any:
+        self._changed()
+        return super().pop(key, *default)
+
+    def popitem(self) -> tuple[int, Source]:
+        self._changed()
+        return super().popitem()
+
+    def clear(self) -> None:
+        self._changed()
+        super().clear()
 
 
 def _merge(kept: Source, new: Source) -> Source:
@@ -209,27 +256,43 @@ class SourceLedger:
         new = as_source(source)
         keys = self._keys(new)
         with self._lock:
-            for key in keys:
-                existing = self._by_key.get(key)
-                if existing is not None:
-                    position = self._position[existing]
-                    self._sources[position] = _merge(self._sources[position], new)
-                    origins = self._origins[position]
-                    if new.origin is not None and new.origin not in origins:
-                        origins.append(new.origin)
-                    for other in keys:
-                        self._by_key.setdefault(other, existing)
-                    return existing
-            self._position[new.id] = len(self._sources)
-            self._sources.append(new)
-            self._origins.append([new.origin] if new.origin is not None else [])
-            for key in keys:
-                self._by_key[key] = new.id
-            return new.id
+            return self._add_locked(new, keys)
+
+    def _add_locked(self, new: Source, keys: list[tuple[str, str]]) -> str:
+        """`add` of a source and its keys; the caller holds the lock."""
+        for key in keys:
+            existing = self._by_key.get(key)
+            if existing is not None:
+                position = self._position[existing]
+                self._sources[position] = _merge(self._sources[position], new)
+                origins = self._origins[position]
+                if new.origin is not None and new.origin not in origins:
+                    origins.append(new.origin)
+                for other in keys:
+                    self._by_key.setdefault(other, existing)
+                return existing
+        self._position[new.id] = len(self._sources)
+        self._sources.append(new)
+        self._origins.append([new.origin] if new.origin is not None else [])
+        for key in keys:
+            self._by_key[key] = new.id
+        return new.id
 
     def add_all(self, sources: list[Source] | list[Mapping[str, Any]]) -> list[str]:
-        """Add several sources; return the surviving id of each, in order."""
-        return [self.add(source) for source in sources]
+        """Add several sources; return the surviving id of each, in order.
+
+        They are added together: another thread's sources come before or after them all.
+        """
+        keyed: list[tuple[Source, list[tuple[str, str]]]] = []
+        try:
+            for source in sources:
+                new = as_source(source)
+                keyed.append((new, self._keys(new)))
+        finally:
+            # Those before one that is no source are added, as `add` one by one would.
+            with self._lock:
+                ids = [self._add_locked(source, keys) for source, keys in keyed]
+        return ids
 
     def add_tool_output(
         self,
