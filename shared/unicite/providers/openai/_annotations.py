@@ -7,7 +7,9 @@ key in Chat Completions), ``file_citation``, ``container_file_citation`` and ``f
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from unicite._segment import MARKER_RE, claim_span
@@ -17,11 +19,13 @@ from unicite.providers._builder import AnswerBuilder
 
 __all__ = [
     "NAME",
+    "ClaimCache",
     "add_unique",
     "annotation",
     "announce_built",
     "citation_key",
     "claim_at",
+    "claims_kept",
     "is_placeholder",
     "keep_unknown",
     "kind_name",
@@ -126,15 +130,49 @@ def _paragraph_start(text: str, pos: int) -> int:
         cut = newline
 
 
+ClaimCache = dict[tuple[int, int, str], tuple[int, int]]
+"""Claims of a stream's annotations, by span and the paragraph text they were read from."""
+
+_CLAIMS: ContextVar[ClaimCache | None] = ContextVar("unicite_openai_claims", default=None)
+
+
+@contextmanager
+def claims_kept(cache: ClaimCache) -> Iterator[None]:
+    """Keep the claims located in this block in `cache`, and take those already there.
+
+    A stream reads its annotations as their text arrives and its whole response again at the
+    end: with one cache for both, each annotated claim is segmented once. A claim is kept under
+    its span and the paragraph text it was read from, so a hit is the claim that text gives.
+    """
+    token = _CLAIMS.set(cache)
+    try:
+        yield
+    finally:
+        _CLAIMS.reset(token)
+
+
 def _claim_before(text: str, start: int, end: int) -> tuple[int, int]:
-    """`claim_span` of a marker at ``text[start:end]``, reading only its paragraph up to ``end``."""
+    """`claim_span` of a marker at ``text[start:end]``, reading only its paragraph up to ``end``.
+
+    Inside `claims_kept`, a claim read from its paragraph alone is kept, and taken from there.
+    """
     origin = _paragraph_start(text, start)
-    claim_start, claim_end = claim_span(text[origin:end], start - origin, end - origin)
+    paragraph = text[origin:end]
+    cache = _CLAIMS.get()
+    key = (start, end, paragraph)
+    if cache is not None and (kept := cache.get(key)) is not None:
+        return kept
+    claim_start, claim_end = claim_span(paragraph, start - origin, end - origin)
     if claim_start == claim_end and origin > 0:
-        # A paragraph holding only a follow-up offer: its claim is the paragraph before.
+        # A paragraph holding only a follow-up offer: its claim is the paragraph before (read
+        # from more than the paragraph: not kept).
         origin = _paragraph_start(text, origin - 1)
         claim_start, claim_end = claim_span(text[origin:end], start - origin, end - origin)
-    return origin + claim_start, origin + claim_end
+        return origin + claim_start, origin + claim_end
+    span = origin + claim_start, origin + claim_end
+    if cache is not None:
+        cache[key] = span
+    return span
 
 
 def _claim(

@@ -13,9 +13,11 @@ from unicite.providers._base import CitationEvent, Provider, RebuildingStream, S
 from unicite.providers._builder import AnswerBuilder
 from unicite.providers.openai._annotations import (
     NAME,
+    ClaimCache,
     annotation,
     announce_built,
     citation_key,
+    claims_kept,
     is_placeholder,
 )
 from unicite.providers.openai._content import chat_completion, is_chat_content
@@ -176,6 +178,21 @@ class _ChatStream(RebuildingStream):
         # from the whole text: such a stream announces its citations when it ends.
         self._whole = False
         self._context_noted = False
+        # Claims located while announcing, taken again by the final read (see `claims_kept`).
+        self._claims: ClaimCache = {}
+
+    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
+        """Take one event; return the citations it made final (their claims are kept)."""
+        with claims_kept(self._claims):
+            return super().feed(event)
+
+    def finish(self, builder: AnswerBuilder) -> None:
+        """Read the rebuilt response, taking the claims located while announcing."""
+        if not self._claims:
+            super().finish(builder)
+            return
+        with claims_kept(self._claims):
+            super().finish(builder)
 
     def take(self, event: Mapping[str, Any]) -> bool:
         """Merge one chunk; True when it may have settled citations."""

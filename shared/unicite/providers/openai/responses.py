@@ -22,10 +22,12 @@ from unicite.providers.openai._agents import (
 )
 from unicite.providers.openai._annotations import (
     NAME,
+    ClaimCache,
     add_unique,
     annotation,
     announce_built,
     citation_key,
+    claims_kept,
     is_placeholder,
     keep_unknown,
     kind_name,
@@ -578,6 +580,21 @@ class _ResponsesStream(RebuildingStream):
         self._model: str | None = None
         self._turns: list[dict[str, Any]] = []
         self._turn: _ResponsesStream | None = None
+        # Claims located while announcing, taken again by the final read (see `claims_kept`).
+        self._claims: ClaimCache = {}
+
+    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
+        """Take one event; return the citations it made final (their claims are kept)."""
+        with claims_kept(self._claims):
+            return super().feed(event)
+
+    def finish(self, builder: AnswerBuilder) -> None:
+        """Read the rebuilt response, taking the claims located while announcing."""
+        if not self._claims:
+            super().finish(builder)
+            return
+        with claims_kept(self._claims):
+            super().finish(builder)
 
     # --- snapshot ------------------------------------------------------------------------
 
