@@ -86,6 +86,16 @@ def test_unregister(registry: ExtractorRegistry) -> None:
     assert registry.extractor_for("mine") is None
 
 
+def test_a_name_asked_before_a_registration_gets_the_new_extractor(
+    registry: ExtractorRegistry,
+) -> None:
+    before = registry.extractor_for("mine")
+    registry.register("^mine$", one_source)
+    assert registry.extractor_for("mine") is one_source
+    registry.unregister("^mine$")
+    assert registry.extractor_for("mine") is before
+
+
 def test_default_names_pick_their_extractor(registry: ExtractorRegistry) -> None:
     expected = {
         "tavily_search_results_json": "tavily",

@@ -63,7 +63,12 @@ class DocumentSources:
         if not isinstance(document, Document):
             return None
         try:
-            metadata = tuple(sorted((str(k), repr(v)) for k, v in document.metadata.items()))
+            # A string stands for itself; anything else by its type and repr, so 1, 1.0, True
+            # and "1" differ. Metadata in another order is a miss, never a wrong hit.
+            metadata = tuple(
+                (k, v) if type(v) is str and type(k) is str else (repr(k), type(v), repr(v))
+                for k, v in document.metadata.items()
+            )
         except Exception:
             return None
         return (extractor, name, document.id, document.page_content, metadata)

@@ -283,8 +283,10 @@ def from_ai_message(message: BaseMessage, *, strict: bool = False) -> CitedAnswe
     answer: CitedAnswer | None = None
     if named is None or named in {p.name.lower() for p in registered()}:
         answer = extract_content(_content(message), named, fields=_fields(message), strict=strict)
-        if answer.provider is None:
-            answer = None  # no reader took the content: read it as LangChain's standard
+        if answer.provider is None and (named is not None or not isinstance(message.content, str)):
+            # No reader took the content: read it as LangChain's standard. Plain text with no
+            # provider named reads the same either way: the answer in hand is that reading.
+            answer = None
     if answer is None:
         builder = AnswerBuilder(named)
         blocks = _blocks(message)
@@ -294,8 +296,8 @@ def from_ai_message(message: BaseMessage, *, strict: bool = False) -> CitedAnswe
             builder.append_text(message.text)
         builder.model = _model_name(message)
         answer = builder.build(strict=strict)
-    if answer.model is None:
-        answer = answer.model_copy(update={"model": _model_name(message)})
+    if answer.model is None and (model := _model_name(message)) is not None:
+        answer = answer.model_copy(update={"model": model})
     if answer.text != message.text:
         note = "the rebuilt provider response does not hold the message's exact text"
         if strict:

@@ -102,6 +102,10 @@ def _compile(pattern: str | re.Pattern[str]) -> re.Pattern[str]:
         raise UsageError(f"invalid tool-name pattern {pattern!r}: {err}") from err
 
 
+_NAMES_KEPT = 256
+"""How many tool names a registry remembers the extractor of."""
+
+
 class ExtractorRegistry:
     """Tool-name patterns mapped to extractors; the latest matching registration wins.
 
@@ -113,6 +117,9 @@ class ExtractorRegistry:
     def __init__(self, *, defaults: bool = True) -> None:
         self._lock = threading.Lock()
         self._entries: tuple[tuple[re.Pattern[str], Extractor], ...] = ()
+        # Tool names already matched, valid while `_entries` is the tuple they were matched
+        # against (registering replaces it): RAG runs ask for the same few names every time.
+        self._found: tuple[object, dict[str, Extractor | None]] = ((), {})
         if defaults:
             for name, (pattern, _) in NAMED_READERS.items():
                 if pattern:
@@ -141,10 +148,17 @@ class ExtractorRegistry:
 
     def extractor_for(self, tool_name: str) -> Extractor | None:
         """The extractor that handles `tool_name`, or None for the sniffing fallback."""
-        for pattern, extractor in reversed(self._entries):
-            if pattern.search(tool_name):
-                return extractor
-        return None
+        entries = self._entries
+        matched, found = self._found
+        if matched is not entries:
+            found = {}
+            self._found = (entries, found)
+        elif tool_name in found:
+            return found[tool_name]
+        extractor = next((e for p, e in reversed(entries) if p.search(tool_name)), None)
+        if len(found) < _NAMES_KEPT and isinstance(tool_name, str):
+            found[tool_name] = extractor
+        return extractor
 
     def extract(
         self,

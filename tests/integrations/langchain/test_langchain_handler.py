@@ -531,6 +531,25 @@ def one_run(manager: CallbackManager, documents: list[Document]) -> None:
     run.on_chain_end({"output": message.text})
 
 
+def test_documents_read_before_are_told_apart_by_their_metadata_values() -> None:
+    # A document is read once and remembered; one whose metadata differs only in a value's
+    # type (1, "1", True, 1.0) or order is not the one remembered.
+    variants = [{"page": 1}, {"page": "1"}, {"page": True}, {"page": 1.0}, {"page": 1}]
+    seen = CitationCallbackHandler()
+    manager = CallbackManager.configure(inheritable_callbacks=[seen])
+    for extra in variants:
+        metadata = {"source": "https://example.org/millau", "title": "Millau", **extra}
+        document = Document(id="doc-1", page_content="Le viaduc culmine à 343 mètres.")
+        document.metadata = metadata
+        one_run(manager, [document])
+        fresh = CitationCallbackHandler()
+        one_run(CallbackManager.configure(inheritable_callbacks=[fresh]), [document])
+        assert seen.answer is not None
+        assert fresh.answer is not None
+        # repr: 1 == 1.0 == True, their sources must still differ as the values do.
+        assert repr(seen.answer.sources) == repr(fresh.answer.sources)
+
+
 def test_ten_thousand_runs_do_not_grow_the_handler(corpus: list[Document]) -> None:
     handler = CitationCallbackHandler(keep=50)
     manager = CallbackManager.configure(inheritable_callbacks=[handler])
