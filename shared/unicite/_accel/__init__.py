@@ -11,7 +11,8 @@ serves each module from its extension, unless:
 - there is no build for this interpreter (a pure wheel, a failed build): nothing is installed,
   and the check costs one missing file;
 - the module's source changed since the build: that module is the ``.py`` file, with one
-  warning on the ``unicite`` logger.
+  warning on the ``unicite`` logger (an info message in a source checkout, where sources change
+  between two ``uv sync``, which rebuilds them).
 
 A compiled module and its ``.py`` file give the same results (the differential tests check it).
 """
@@ -97,7 +98,9 @@ def _compiled_files() -> dict[str, str]:
     if stale:
         import logging
 
-        logging.getLogger("unicite").warning(
+        checkout = os.path.isfile(os.path.join(os.path.dirname(_PACKAGE), "hatch_build.py"))
+        logging.getLogger("unicite").log(
+            logging.INFO if checkout else logging.WARNING,
             "the compiled accelerator is older than the source of %s: running the pure-Python"
             " module (reinstall unicite, or run `uv sync`, to rebuild it)",
             ", ".join(stale),
