@@ -6,6 +6,8 @@
                                              # its summary to the README
     python benchmarks/run.py --both markers  # with the compiled accelerator, then again as pure
                                              # Python (UNICITE_PURE_PYTHON=1): both in the table
+    python benchmarks/run.py --merge extract # re-measure some benchmarks: their figures replace
+                                             # theirs in results.json, the others are kept
 
 Figures are measured with whatever build of unicite runs (the compiled accelerator where
 ``uv sync`` built it); `machine` records which. ``--both`` adds each figure measured as pure
@@ -114,15 +116,46 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def merge(results: dict[str, Any], previous: dict[str, Any]) -> dict[str, Any]:
+    """`previous` with the figures of the benchmarks `results` measured replaced by these.
+
+    The machine is the new run's; `earlier` keeps the machine and benchmarks of the figures
+    kept from before, so the page says which figures come from which run.
+    """
+    fresh = {f["benchmark"] for f in results["figures"]}
+    kept = [f for f in previous["figures"] if f["benchmark"] not in fresh]
+    figures = sorted(
+        [*kept, *results["figures"]], key=lambda f: f["benchmark"]
+    )  # stable: each benchmark keeps its figures' order
+    merged = {"machine": results["machine"], "figures": figures}
+    old = sorted({f["benchmark"] for f in kept})
+    if old:
+        earlier = previous.get("earlier", {"machine": previous["machine"]})
+        merged["earlier"] = {"machine": earlier["machine"], "benchmarks": old}
+    return merged
+
+
+def _measured(m: dict[str, Any]) -> str:
+    return (
+        f"{m['date']} on {m['cpu']} ({m['cores']} cores, {m['memory']}), Python "
+        f"{m['python']}, {m['platform']}, unicite {m.get('accelerator', 'pure Python')}; load"
+        f" average {m['load_average_at_start']} at the start"
+    )
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The results as one Markdown table, every figure with its baseline (RESULTS.md)."""
     m = results["machine"]
     met, missed, untargeted = _counts(results["figures"])
+    earlier = results.get("earlier")
+    when = f"Measured {_measured(m)}."
+    if earlier:
+        when = (
+            f"Measured {_measured(m)}, except {', '.join(earlier['benchmarks'])}: kept from a"
+            f" run of {_measured(earlier['machine'])}."
+        )
     lines = [
-        f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, {m['memory']}), Python "
-        f"{m['python']}, {m['platform']}, unicite {m.get('accelerator', 'pure Python')}; load"
-        f" average {m['load_average_at_start']} at the start. Every baseline ran in the same"
-        " process, right next to its figure.",
+        f"{when} Every baseline ran in the same process, right next to its figure.",
         "",
         f"{met} targets met, {missed} not met, {untargeted} figures reported without a target.",
         "",
@@ -277,10 +310,12 @@ def main(argv: list[str]) -> int:
     out = RESULTS
     if argv[:1] == ["--out"]:
         out, argv = Path(argv[1]), argv[2:]
+    merging = "--merge" in argv
+    argv = [a for a in argv if a != "--merge"]
     if "--both" in argv:
         results = both([a for a in argv if a != "--both"])
         print_table(results)
-        out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        _write(out, results, merging)
         return 0
     modules = sorted(
         p.stem for p in HERE.glob("*.py") if not p.stem.startswith("_") and p.stem != "run"
@@ -301,8 +336,14 @@ def main(argv: list[str]) -> int:
         "figures": [{"benchmark": b, **f.as_dict()} for b, f in figures],
     }
     print_table(results)
-    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    _write(out, results, merging)
     return 0
+
+
+def _write(out: Path, results: dict[str, Any], merging: bool) -> None:
+    if merging and out.exists():
+        results = merge(results, json.loads(out.read_text(encoding="utf-8")))
+    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
