@@ -224,9 +224,12 @@ class AnswerBuilder:
         for source in ledger_sources:
             order.setdefault(source.id, len(order))
         sources = sorted(ledger_sources, key=lambda s: order[s.id])
+        # Ids by place in text order, as the answer would give them: none is copied to get one.
         citations = [
-            Citation.model_validate({"text": text[c["start"] : c["end"]], **c})
-            for c in self._citations
+            Citation.model_validate(
+                {"text": text[c["start"] : c["end"]], **c, "id": citation_id(place)}
+            )
+            for place, c in enumerate(self._citations)
         ]
         if strict and self.diagnostics:
             raise CitationError(
