@@ -26,6 +26,7 @@ __all__ = [
     "MARKER_RE",
     "MARKER_SHAPE_RE",
     "MAX_RANGE",
+    "OPENER_RE",
     "SHORT",
     "URL_PARENS_PREFIX",
     "URL_SCAN",
@@ -42,6 +43,7 @@ __all__ = [
     "marker_numbers",
     "marker_spans",
     "read_token",
+    "without_indexes",
 ]
 
 MAX_RANGE = 100
@@ -83,6 +85,8 @@ _OTHER_SHAPES = (
 # Every shape opens with one of these; testing it first spares the engine trying each shape
 # (and its look-behind guards) at every position of the text.
 _OPENER = "(?=[\\[(<\u3010])"
+OPENER_RE = re.compile("[\\[(<\u3010]")
+"""A character every `MARKER_RE` match opens with: where a marker may start."""
 MARKER_RE = re.compile(
     _OPENER
     + "(?:"
@@ -144,6 +148,8 @@ URL_SCAN = 300
 
 def code_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
     """Inline code spans in ``text[lo:hi]``: a backtick run closed by the next equal run."""
+    if text.find("`", lo, hi) < 0:
+        return []
     runs = [m.span() for m in BACKTICKS_RE.finditer(text, lo, hi)]
     if len(runs) < 2:
         return []
@@ -253,17 +259,38 @@ def marker_spans(
             continue
         if in_url(text, a):
             continue
-        if not indexing and _glued_before(text, a):
-            if text[a + 1 : a + 2].isdigit():
-                reading = glued_reading(text, a)
-                if reading is not None and reading.reading != "citation":
-                    continue
-            elif text.startswith("[doc", a) and doc_index_before(text, a):
-                continue
+        if not indexing and _reads_as_index(text, a):
+            continue
         # After "]" only a marker continues a marker run: not a[1][2] nor [text][1].
         if a > lo and text[a - 1] == "]" and text[a] == "[" and (not out or out[-1][1] != a):
             continue
         out.append((a, m.end()))
+    return out
+
+
+def _reads_as_index(text: str, a: int) -> bool:
+    """Whether the marker at `a` is glued to the text before it and reads as no citation."""
+    if not _glued_before(text, a):
+        return False
+    if text[a + 1 : a + 2].isdigit():
+        reading = glued_reading(text, a)
+        return reading is not None and reading.reading != "citation"
+    return text.startswith("[doc", a) and doc_index_before(text, a)
+
+
+def without_indexes(text: str, spans: list[tuple[int, int]], lo: int) -> list[tuple[int, int]]:
+    """`marker_spans` of ``text[lo:hi]`` from its result with ``indexing`` (same bounds).
+
+    Leaving the index-like markers out only drops markers: the rest are read again in order,
+    with the rule after ``]`` seeing the markers kept.
+    """
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        if _reads_as_index(text, a):
+            continue
+        if a > lo and text[a - 1] == "]" and text[a] == "[" and (not out or out[-1][1] != a):
+            continue
+        out.append((a, b))
     return out
 
 

@@ -11,13 +11,14 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from unicite._marker_syntax import (
     MARKER_RE,
     MARKER_SHAPE_RE,
     code_spans,
     marker_spans,
+    without_indexes,
 )
 
 __all__ = [
@@ -30,9 +31,12 @@ __all__ = [
     "TERM_RE",
     "Segment",
     "SegmentKind",
+    "Segmentation",
+    "cached_segmentation",
     "cached_segments",
     "claim_span",
     "claim_spans",
+    "claims_in",
     "clauses",
     "find_markers",
     "segment",
@@ -226,29 +230,88 @@ _QUOTE_PREFIX_CHARS = frozenset(" \t>")
 _QUOTE_ONLY_RE = re.compile(r"[\s>]+")
 
 
-class _Parser:
-    """Line-based block parser feeding paragraphs, list items and quotes to the splitter."""
+@dataclass(slots=True)
+class _Block:
+    """A paragraph, list item or quote: lines ``first`` to ``last``, read from ``scan`` on."""
 
-    def __init__(self, text: str) -> None:
+    start: int
+    end: int
+    kind: str
+    """``"para"``, ``"item"`` or ``"quote"``."""
+    first: int
+    last: int
+    scan: int
+
+
+class _Parser:
+    """Line-based block parser feeding paragraphs, list items and quotes to the splitter.
+
+    With ``lazy``, `run` leaves paragraphs, list items and quotes whole (`_Block`) for
+    `Segmentation` to split where asked.
+    """
+
+    ls: list[int]
+    """Where each line starts."""
+    le: list[int]
+    """Where each line ends, before its break."""
+    fs: list[int]
+    """Where each line's first non-space character is, -1 for a blank line."""
+
+    def __init__(self, text: str, lazy: bool = False, earlier: _Parser | None = None) -> None:
         self.text = text
-        starts = [0]
-        ends: list[int] = []
-        for m in _EOL_RE.finditer(text):
-            ends.append(m.start())
-            starts.append(m.end())
-        ends.append(len(text))
-        self.ls = starts
-        self.le = ends
-        self.fs = [self._first(s, e) for s, e in zip(starts, ends, strict=True)]
-        self.out: list[Segment] = []
+        self.lazy = lazy
+        self.out: list[Segment | _Block] = []
         self.cur: str | None = None
         self.cur_first = 0
         self.cur_last = 0
         self.cur_scan = 0
+        # The farthest line a decision looked at, and where the parse could resume on a text
+        # that begins the same (after a blank line: the line, `far`, len(out), the list).
+        self.far = 0
+        self.resumes: list[tuple[int, int, int, bool, int]] = []
+        self.start: tuple[int, bool, int] = (0, False, 0)
+        lines = 0
+        if earlier is not None:
+            lines = self._resume(earlier)
+        starts: list[int] = [0]
+        ends: list[int] = []
+        firsts: list[int] = []
+        if earlier is not None and lines:
+            # The shared lines, then this text's own from the first line not shared.
+            starts = earlier.ls[:lines]
+            ends = earlier.le[: lines - 1]
+            firsts = earlier.fs[: lines - 1]
+        for eol in _EOL_RE.finditer(text, starts[-1]):
+            ends.append(eol.start())
+            starts.append(eol.end())
+        ends.append(len(text))
+        search = _NONWS_RE.search
+        for k in range(len(firsts), len(starts)):
+            found = search(text, starts[k], ends[k])
+            firsts.append(-1 if found is None else found.start())
+        self.ls = starts
+        self.le = ends
+        self.fs = firsts
 
-    def _first(self, s: int, e: int) -> int:
-        m = _NONWS_RE.search(self.text, s, e)
-        return -1 if m is None else m.start()
+    def _resume(self, earlier: _Parser) -> int:
+        """Take the blocks of ``earlier`` (a lazy parse of a text this one begins) that stay.
+
+        A decision depends on the lines it looked at, all complete before this text ends: the
+        parse resumes after the last blank line whose decisions before it looked at no other.
+        Returns how many of its lines this text shares (the last one may end differently).
+        """
+        n = len(self.text)
+        ls = earlier.ls
+        safe = bisect.bisect_right(ls, n) - 1  # lines before it end, break included, in text
+        for k in range(len(earlier.resumes) - 1, -1, -1):
+            line, far, count, in_list, list_col = earlier.resumes[k]
+            if max(line - 1, far) < safe:
+                self.out = earlier.out[:count]
+                self.far = far
+                self.resumes = earlier.resumes[: k + 1]
+                self.start = (line, in_list, list_col)
+                return line + 1
+        return 0
 
     def _indent(self, s: int, f: int) -> int:
         width = 0
@@ -267,24 +330,29 @@ class _Parser:
         self.cur_last = line
         self.cur_scan = scan
 
-    def run(self) -> list[Segment]:
+    def segments(self) -> list[Segment]:
+        """Every segment of the text."""
+        return cast("list[Segment]", self.run())
+
+    def run(self) -> list[Segment | _Block]:
         text, ls, le, fs = self.text, self.ls, self.le, self.fs
         nlines = len(ls)
         blank_before = True
-        in_list = False
-        list_col = 0
+        i, in_list, list_col = self.start
         in_table = False
-        i = 0
         while i < nlines:
             f = fs[i]
             if f < 0:
-                self._close()
+                if self.cur is not None:
+                    self._close()
                 blank_before = True
                 in_table = False
                 i += 1
+                if self.lazy:
+                    self.resumes.append((i, self.far, len(self.out), in_list, list_col))
                 continue
             s, e = ls[i], le[i]
-            ind = self._indent(s, f)
+            ind = f - s if f == s or text.find("\t", s, f) < 0 else self._indent(s, f)
             ch = text[f]
             was_blank, blank_before = blank_before, False
             threshold = list_col + 4 if in_list else 4
@@ -295,6 +363,7 @@ class _Parser:
                     if fs[j] >= 0:
                         last = j
                     j += 1
+                self.far = max(self.far, j)
                 self._emit(f, le[last], "code")
                 i = last + 1
                 continue
@@ -329,7 +398,7 @@ class _Parser:
                         in_list = False
                     i += 1
                     continue
-            if ch == "|" or self._table_header(i):
+            if ch == "|" or (text.find("|", f, e) >= 0 and self._table_header(i)):
                 self._close()
                 self._emit(f, e, "table")
                 if ch != "|":
@@ -386,6 +455,7 @@ class _Parser:
     def _fence(self, i: int, width: int, ch: str) -> int:
         text, le, fs = self.text, self.le, self.fs
         end_line = len(le) - 1
+        seen = len(le)  # every line, unless a closing fence is found
         run = _RUN_RE[ch]
         for j in range(i + 1, len(le)):
             fj = fs[j]
@@ -396,13 +466,15 @@ class _Parser:
                     and m.end() - fj >= width
                     and _NONWS_RE.search(text, m.end(), le[j]) is None
                 ):
-                    end_line = j
+                    end_line = seen = j
                     break
+        self.far = max(self.far, seen)
         self._emit(fs[i], le[end_line], "code")
         return end_line + 1
 
     def _table_header(self, i: int) -> bool:
         text, le, fs = self.text, self.le, self.fs
+        self.far = max(self.far, i + 1)
         if i + 1 >= len(le) or fs[i + 1] < 0 or text.find("|", fs[i], le[i]) < 0:
             return False
         nf, ne = fs[i + 1], le[i + 1]
@@ -421,9 +493,20 @@ class _Parser:
             return
         self.cur = None
         first, last = self.cur_first, self.cur_last
+        if self.lazy:
+            self.out.append(_Block(self.fs[first], self.le[last], kind, first, last, self.cur_scan))
+        else:
+            self.out.extend(self._sentences(kind, first, last, self.cur_scan))
+
+    def sentences(self, block: _Block) -> list[Segment]:
+        """The segments of a paragraph, list item or quote."""
+        return self._sentences(block.kind, block.first, block.last, block.scan)
+
+    def _sentences(self, kind: str, first: int, last: int, scan: int) -> list[Segment]:
+        out: list[Segment] = []
         bs, be = self.fs[first], self.le[last]
         quote = kind == "quote"
-        points = self._split(bs, be, self.cur_scan, quote, first, last)
+        points = self._split(bs, be, scan, quote, first, last)
         first_kind: SegmentKind = "bullet" if kind == "item" else "quote" if quote else "sentence"
         rest_kind: SegmentKind = "quote" if quote else "sentence"
         prev = bs
@@ -438,13 +521,14 @@ class _Parser:
                 if p < be:
                     continue
                 if emitted:
-                    done = self.out[-1]
-                    self.out[-1] = Segment(done.start, b, done.kind)
+                    done = out[-1]
+                    out[-1] = Segment(done.start, b, done.kind)
                     break
-            self.out.append(Segment(a, b, first_kind))
+            out.append(Segment(a, b, first_kind))
             emitted = True
             first_kind = rest_kind
             prev = p
+        return out
 
     def _forced(
         self, first: int, last: int, quote: bool, mstarts: list[int], marks: list[tuple[int, int]]
@@ -488,83 +572,39 @@ class _Parser:
 
     def _split(self, bs: int, be: int, scan: int, quote: bool, first: int, last: int) -> list[int]:
         """Sentence boundaries inside ``text[bs:be]`` (positions, increasing)."""
-        text = self.text
-        codes = code_spans(text, scan, be)
-        marks = marker_spans(text, scan, be, codes)
-        mstarts = [a for a, _ in marks]
+        runs = _Runs(self, bs, be, scan, quote)
         points: list[int] = []
-        pos = scan
-        ci = mi = 0
-        while True:
-            m = TERM_RE.search(text, pos, be)
-            if m is None:
-                break
-            i, j = m.span()
-            pos = j
-            while ci < len(codes) and codes[ci][1] <= i:
-                ci += 1
-            if ci < len(codes) and codes[ci][0] <= i:
-                pos = max(j, codes[ci][1])
-                continue
-            while mi < len(marks) and marks[mi][1] <= i:
-                mi += 1
-            if mi < len(marks) and marks[mi][0] <= i:
-                pos = max(j, marks[mi][1])
-                continue
-            cjk = text[j - 1] in _CJK_TERMS
-            k = j
-            while k < be and text[k] in _CLOSERS:
-                k += 1
-            # French spacing: « Bonjour. »
-            if k + 1 < be and text[k] in " \u00a0\u202f" and text[k + 1] in "\u00bb\u203a":
-                k += 2
-            k = self._eat_trailing(k, be, quote, marks, mstarts)
-            q = k
-            crossed = False
-            while q < be:
-                ch = text[q]
-                if ch.isspace():
-                    crossed = crossed or ch in "\n\r"
-                elif not (quote and crossed and ch == ">"):
-                    break
-                q += 1
-            if q >= be:
-                break
-            nxt = text[q]
-            if q == k:
-                if not cjk and not (nxt.isalpha() and _SPACELESS_RE.match(nxt)):
-                    continue
-                # 「行く。」と言った: a quoted sentence followed by a particle goes on.
-                if cjk and k > j and "\u3041" <= nxt <= "\u309f":
-                    continue
-            elif not cjk and not _plausible_start(nxt):
-                continue
-            if j - i == 1 and text[i] == "." and _is_abbreviation(text, i, bs, q):
-                continue
-            if k > j and self._quote_then_speaker(i, j, k, q, points[-1] if points else scan):
-                continue
-            points.append(k)
-            pos = max(pos, k)
-        forced = self._forced(first, last, quote, mstarts, marks)
+        decide = runs.decide
+        start = scan
+        for r in range(len(runs.spans)):
+            k = decide(r, start)
+            if k >= 0:
+                points.append(k)
+                start = k
+        forced = self._forced(first, last, quote, runs.mstarts, runs.marks)
         if forced:
             points = sorted(set(points).union(forced))
         return points
 
-    def _quote_then_speaker(self, i: int, j: int, k: int, q: int, start: int) -> bool:
-        """Whether ``text[i:j]``, an ellipsis closing a quote that opens the sentence, goes on.
+    def _quote_may_go_on(self, i: int, j: int, k: int, q: int) -> bool:
+        """Whether ``text[i:j]``, an ellipsis closing a quote, goes on if that quote opens it.
 
         ``“We will not raise prices…” CEO Doug McMillon said.`` is one sentence: the ellipsis
         cut the quote, the speaker follows it (unless a word that opens sentences follows, as
         in ``“We'll see…” The company declined to comment.``). Inside a sentence (``He called
-        it “a turning point…” OpenAI rose.``) the quote's end may end the sentence, as usual.
+        it “a turning point…” OpenAI rose.``) the quote's end may end the sentence, as usual
+        (`_opens_with_quote` tells).
         """
         text = self.text
         if "\u2026" not in text[i:j] and j - i < 3:
             return False
         if not any(ch in _QUOTE_CLOSERS for ch in text[j:k]):
             return False
-        if _next_word(text, q) in _SENTENCE_STARTERS:
-            return False
+        return _next_word(text, q) not in _SENTENCE_STARTERS
+
+    def _opens_with_quote(self, start: int, i: int) -> bool:
+        """Whether the sentence from ``start`` opens with a quote (before position ``i``)."""
+        text = self.text
         while start < i and (text[start].isspace() or text[start] == ">"):
             start += 1
         return text[start] in _QUOTE_OPENERS
@@ -605,6 +645,303 @@ class _Parser:
         return end
 
 
+_NEEDS_START = -2
+_UNDECIDED = -3
+
+
+class _Runs:
+    """The runs of sentence terminators of one block, outside inline code and markers.
+
+    The splitter reads them in order; `decide` says where the sentence a run ends stops. Each
+    decision reads only the text around its run, except for an ellipsis closing a quote, which
+    asks where the sentence began (``start``, the previous boundary).
+    """
+
+    __slots__ = ("be", "bs", "codes", "marks", "mstarts", "parser", "quote", "spans", "text")
+
+    def __init__(self, parser: _Parser, bs: int, be: int, scan: int, quote: bool) -> None:
+        text = parser.text
+        self.text = text
+        self.parser = parser
+        self.bs = bs
+        self.be = be
+        self.quote = quote
+        codes = code_spans(text, scan, be)
+        marks = marker_spans(text, scan, be, codes)
+        self.codes = codes
+        self.marks = marks
+        self.mstarts = [a for a, _ in marks]
+        spans = [m.span() for m in TERM_RE.finditer(text, scan, be)]
+        if spans and (codes or marks):
+            # Leave out the runs that start inside inline code or a marker.
+            starts = [i for i, _ in spans]
+            inside: set[int] = set()
+            for a, b in (*codes, *marks):
+                inside.update(range(bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)))
+            if inside:
+                spans = [span for r, span in enumerate(spans) if r not in inside]
+        self.spans = spans
+
+    def decide(self, r: int, start: int) -> int:
+        """Where the sentence that run ``r`` ends stops, or -1 when the run ends none.
+
+        ``start`` is where the sentence began; with a negative one, `_NEEDS_START` when the
+        decision depends on it.
+        """
+        text, be, quote = self.text, self.be, self.quote
+        i, j = self.spans[r]
+        cjk = text[j - 1] in _CJK_TERMS
+        k = j
+        while k < be and text[k] in _CLOSERS:
+            k += 1
+        # French spacing: « Bonjour. »
+        if k + 1 < be and text[k] in " \u00a0\u202f" and text[k + 1] in "\u00bb\u203a":
+            k += 2
+        k = self.parser._eat_trailing(k, be, quote, self.marks, self.mstarts)
+        q = k
+        crossed = False
+        while q < be:
+            ch = text[q]
+            if ch.isspace():
+                crossed = crossed or ch in "\n\r"
+            elif not (quote and crossed and ch == ">"):
+                break
+            q += 1
+        if q >= be:
+            return -1
+        nxt = text[q]
+        if q == k:
+            if not cjk and not (nxt.isalpha() and _SPACELESS_RE.match(nxt)):
+                return -1
+            # 「行く。」と言った: a quoted sentence followed by a particle goes on.
+            if cjk and k > j and "\u3041" <= nxt <= "\u309f":
+                return -1
+        elif not cjk and not _plausible_start(nxt):
+            return -1
+        if j - i == 1 and text[i] == "." and _is_abbreviation(text, i, self.bs, q):
+            return -1
+        if k > j and self.parser._quote_may_go_on(i, j, k, q):
+            if start < 0:
+                return _NEEDS_START
+            if self.parser._opens_with_quote(start, i):
+                return -1
+        return k
+
+
+class _Sentences:
+    """The sentences of one paragraph or list item, found around the positions asked for.
+
+    A sentence ends at a terminator run `_Runs.decide` accepts or at a line `_Parser._forced`
+    starts; the sentence holding a position lies between the last such boundary before it and
+    the first after it, so only the runs around it are decided. Equal to
+    `_Parser.sentences` of the block.
+    """
+
+    __slots__ = (
+        "block",
+        "decided",
+        "forced",
+        "found",
+        "found_starts",
+        "markers",
+        "run_starts",
+        "runs",
+        "text",
+    )
+
+    def __init__(self, parser: _Parser, block: _Block) -> None:
+        self.text = parser.text
+        self.block = block
+        self.runs = runs = _Runs(parser, block.start, block.end, block.scan, False)
+        self.forced = parser._forced(block.first, block.last, False, runs.mstarts, runs.marks)
+        self.run_starts = [i for i, _ in runs.spans]
+        self.decided = [_UNDECIDED] * len(runs.spans)
+        self.found: list[Segment] = []
+        self.found_starts: list[int] = []
+        self.markers: dict[tuple[int, bool], list[tuple[int, int]]] = {}
+
+    def _point(self, r: int) -> int:
+        k = self.decided[r]
+        if k == _UNDECIDED:
+            k = self.runs.decide(r, -1)
+            if k == _NEEDS_START:
+                self._decide_all()
+                return self.decided[r]
+            self.decided[r] = k
+        return k
+
+    def _decide_all(self) -> None:
+        start = self.block.scan
+        for r in range(len(self.decided)):
+            k = self.decided[r]
+            if k == _UNDECIDED:
+                k = self.runs.decide(r, start)
+                self.decided[r] = k
+            if k >= 0:
+                start = k
+
+    def at(self, pos: int) -> Segment | None:
+        """The sentence holding ``pos``, or None when ``pos`` falls between two."""
+        f = bisect.bisect_right(self.found_starts, pos) - 1
+        if f >= 0 and pos < self.found[f].end:
+            return self.found[f]
+        block = self.block
+        lo, hi = block.start, block.end
+        last = bisect.bisect_left(self.run_starts, pos) - 1
+        r = last
+        # Boundaries increase with the runs: the last one at or before ``pos``, walking back,
+        # and the first one after it (a run before ``pos`` may end its sentence after it).
+        while r >= 0:
+            k = self._point(r)
+            if k >= 0:
+                if k <= pos:
+                    lo = k
+                    break
+                hi = k
+            r -= 1
+        if hi == block.end:
+            for r in range(last + 1, len(self.decided)):
+                k = self._point(r)
+                if k >= 0:
+                    hi = k
+                    break
+        forced = self.forced
+        if forced:
+            j = bisect.bisect_right(forced, pos)
+            if j > 0:
+                lo = max(lo, forced[j - 1])
+            if j < len(forced):
+                hi = min(hi, forced[j])
+        a, b = _trim(self.text, lo, hi)
+        if not a <= pos < b:
+            return None
+        kind: SegmentKind = "bullet" if block.kind == "item" and lo == block.start else "sentence"
+        seg = Segment(a, b, kind)
+        f = bisect.bisect_left(self.found_starts, a)
+        self.found.insert(f, seg)
+        self.found_starts.insert(f, a)
+        return seg
+
+
+class _Whole:
+    """The sentences of a block split whole (a quote: empty quote lines join the next one)."""
+
+    __slots__ = ("markers", "segs", "starts")
+
+    def __init__(self, segs: list[Segment]) -> None:
+        self.segs = segs
+        self.starts = [seg.start for seg in segs]
+        self.markers: dict[tuple[int, bool], list[tuple[int, int]]] = {}
+
+    def at(self, pos: int) -> Segment | None:
+        k = bisect.bisect_right(self.starts, pos) - 1
+        return self.segs[k] if k >= 0 and pos < self.segs[k].end else None
+
+
+class Segmentation:
+    """`segment` of a text, computed where asked: blocks at once, sentences around positions.
+
+    The block structure (code, headings, tables, paragraphs, list items, quotes) needs every
+    line; sentences are split only in the blocks and near the positions asked about, so that
+    parsing the markers of a long answer costs little more per word than finding them.
+    """
+
+    __slots__ = ("_earlier", "_last", "_markers", "_parser", "_split", "starts", "text", "units")
+    _parser: _Parser
+
+    def __init__(self, text: str, earlier: Segmentation | None = None) -> None:
+        self.text = text
+        # A text that `text` begins: its blocks that end before `text` does are split alike.
+        self._earlier = earlier if earlier is not None and earlier.text.startswith(text) else None
+        prior = None if self._earlier is None else self._earlier._parser
+        self._parser = _Parser(text, lazy=True, earlier=prior)
+        self.units = self._parser.run()
+        self.starts = [unit.start for unit in self.units]
+        self._split: dict[int, _Sentences | _Whole] = {}
+        self._markers: dict[tuple[int, bool], list[tuple[int, int]]] = {}
+        self._last = Segment(0, 0, "sentence")  # the last one found: asked about again and again
+
+    def in_code(self, pos: int) -> bool:
+        """Whether ``pos`` lies in a code block."""
+        u = bisect.bisect_right(self.starts, pos) - 1
+        if u < 0:
+            return False
+        unit = self.units[u]
+        return isinstance(unit, Segment) and unit.kind == "code" and pos < unit.end
+
+    def at(self, pos: int) -> Segment | None:
+        """The segment holding ``pos``, or None when ``pos`` falls between segments."""
+        last = self._last
+        if last.start <= pos < last.end:
+            return last
+        u = bisect.bisect_right(self.starts, pos) - 1
+        if u < 0:
+            return None
+        unit = self.units[u]
+        if pos >= unit.end:
+            return None
+        if isinstance(unit, Segment):
+            self._last = unit
+            return unit
+        split = self._split.get(u)
+        if split is None:
+            split = self._split_of(u, unit)
+        seg = split.at(pos)
+        if seg is not None:
+            self._last = seg
+        return seg
+
+    def markers(self, seg: Segment, indexing: bool = False) -> list[tuple[int, int]]:
+        """`marker_spans` of segment ``seg`` of this text (none in code), kept for asking again.
+
+        Kept with the block's sentences, so that a text sharing them shares these too; without
+        ``indexing`` they are read from the list with it when that one is known.
+        """
+        if seg.kind == "code":
+            return []
+        u = bisect.bisect_right(self.starts, seg.start) - 1
+        unit = self.units[u]
+        if isinstance(unit, Segment):
+            kept = self._markers
+        else:
+            split = self._split.get(u)
+            if split is None:
+                split = self._split_of(u, unit)
+            kept = split.markers
+        got = kept.get((seg.start, indexing))
+        if got is None:
+            with_indexes = None if indexing else kept.get((seg.start, True))
+            if with_indexes is not None:
+                got = without_indexes(self.text, with_indexes, seg.start)
+            else:
+                got = marker_spans(self.text, seg.start, seg.end, indexing=indexing)
+            kept[(seg.start, indexing)] = got
+        return got
+
+    def _split_of(self, u: int, unit: _Block) -> _Sentences | _Whole:
+        """The sentences of block ``u``, shared with an earlier text holding the same block.
+
+        A block's sentences depend on the text before it and on its own lines, which end at a
+        line break: when the earlier text holds the same block before that break, they agree.
+        """
+        earlier = self._earlier
+        if earlier is not None and unit.end < len(self.text):
+            e = bisect.bisect_left(earlier.starts, unit.start)
+            if e < len(earlier.units) and earlier.units[e] == unit:
+                shared = earlier._split.get(e)
+                if shared is None:
+                    shared = earlier._split_of(e, unit)
+                self._split[u] = shared
+                return shared
+        split: _Sentences | _Whole
+        if unit.kind == "quote":
+            split = _Whole(self._parser.sentences(unit))
+        else:
+            split = _Sentences(self._parser, unit)
+        self._split[u] = split
+        return split
+
+
 def segment(text: str) -> list[Segment]:
     """Split an answer into sentences and Markdown blocks.
 
@@ -620,7 +957,7 @@ def segment(text: str) -> list[Segment]:
         Segments in order. Together with whitespace they cover ``text`` exactly once; each is
         non-empty and neither starts nor ends with whitespace.
     """
-    return _Parser(text).run()
+    return _Parser(text).segments()
 
 
 def find_markers(text: str) -> list[tuple[int, int]]:
@@ -786,12 +1123,18 @@ _TRAILING_PUNCT = frozenset(".,;:!?\u2026\u3002\uff01\uff1f\u3001 \t")
 
 
 @functools.lru_cache(maxsize=4)
+def cached_segmentation(text: str) -> Segmentation:
+    """A `Segmentation` of a text, cached for the last few texts (`claim_span` asks in turn)."""
+    return Segmentation(text)
+
+
+@functools.lru_cache(maxsize=4)
 def cached_segments(text: str) -> tuple[tuple[Segment, ...], tuple[int, ...]]:
     """`segment` of a text as a tuple with the segments' starts, cached for the last few texts.
 
     Parsing, claim finding and streaming ask for the same text's segments in turn.
     """
-    segs = tuple(_Parser(text).run())
+    segs = tuple(_Parser(text).segments())
     return segs, tuple(seg.start for seg in segs)
 
 
@@ -806,14 +1149,14 @@ class _Index:
         "after",
         "back",
         "fwd",
-        "segs",
-        "starts",
+        "segments",
         "text",
     )
 
-    def __init__(self, text: str, memo: bool) -> None:
-        self.text = text
-        self.segs, self.starts = cached_segments(text)
+    def __init__(self, segments: Segmentation, memo: bool) -> None:
+        self.text = segments.text
+        self.segments = segments
+        # Per-segment results, keyed by the segment's start.
         self._marks: dict[int, tuple[list[int], list[int]]] = {}
         self._pipes: dict[int, list[int]] = {}
         # Walk results keyed by position; only shared across the markers of one batch.
@@ -823,43 +1166,39 @@ class _Index:
         self._prefix: dict[int, int] = {}
         self._pointers: dict[int, tuple[list[int], list[int]]] = {}
 
-    def seg_at(self, pos: int) -> int:
-        k = bisect.bisect_right(self.starts, pos) - 1
-        return k if k >= 0 and pos < self.segs[k].end else -1
+    def seg_at(self, pos: int) -> Segment | None:
+        return self.segments.at(pos)
 
-    def marks(self, k: int) -> tuple[list[int], list[int]]:
-        got = self._marks.get(k)
+    def marks(self, seg: Segment) -> tuple[list[int], list[int]]:
+        got = self._marks.get(seg.start)
         if got is None:
-            seg = self.segs[k]
-            spans = [] if seg.kind == "code" else marker_spans(self.text, seg.start, seg.end)
+            spans = self.segments.markers(seg)
             got = ([a for a, _ in spans], [b for _, b in spans])
-            self._marks[k] = got
+            self._marks[seg.start] = got
         return got
 
-    def content_start(self, k: int) -> int:
-        """Start of segment ``k`` after its list, quote or heading prefix."""
-        got = self._prefix.get(k)
+    def content_start(self, seg: Segment) -> int:
+        """Start of segment ``seg`` after its list, quote or heading prefix."""
+        got = self._prefix.get(seg.start)
         if got is None:
-            seg = self.segs[k]
             pattern = _PREFIX_RES.get(seg.kind)
             m = None if pattern is None else pattern.match(self.text, seg.start, seg.end)
             got = seg.start if m is None else m.end()
-            self._prefix[k] = got
+            self._prefix[seg.start] = got
         return got
 
-    def pointers(self, k: int) -> tuple[list[int], list[int]]:
-        """Starts and ends of the outermost pointer parentheticals (``(see …)``) of segment ``k``.
+    def pointers(self, seg: Segment) -> tuple[list[int], list[int]]:
+        """Starts and ends of the outermost pointer parentheticals (``(see …)``) of ``seg``.
 
         An unclosed one ends with the segment. Parentheses inside markers do not count.
         """
-        got = self._pointers.get(k)
+        got = self._pointers.get(seg.start)
         if got is None:
             text = self.text
-            seg = self.segs[k]
             starts: list[int] = []
             ends: list[int] = []
             if seg.kind not in ("code", "table"):
-                mstarts, mends = self.marks(k)
+                mstarts, mends = self.marks(seg)
                 depth = 0
                 opened = -1
                 for m in _PAREN_RE.finditer(text, seg.start, seg.end):
@@ -880,32 +1219,31 @@ class _Index:
                     starts.append(opened)
                     ends.append(seg.end)
             got = (starts, ends)
-            self._pointers[k] = got
+            self._pointers[seg.start] = got
         return got
 
-    def pipes(self, k: int) -> list[int]:
-        got = self._pipes.get(k)
+    def pipes(self, seg: Segment) -> list[int]:
+        got = self._pipes.get(seg.start)
         if got is None:
-            seg = self.segs[k]
             got = [m.start() for m in _PIPE_RE.finditer(self.text, seg.start, seg.end)]
-            self._pipes[k] = got
+            self._pipes[seg.start] = got
         return got
 
     def marker_ending_at(self, q: int) -> int:
         if q <= 0:
             return -1
-        k = self.seg_at(q - 1)
-        if k < 0:
+        seg = self.seg_at(q - 1)
+        if seg is None:
             return -1
-        starts, ends = self.marks(k)
+        starts, ends = self.marks(seg)
         j = bisect.bisect_left(ends, q)
         return starts[j] if j < len(ends) and ends[j] == q else -1
 
     def marker_starting_at(self, r: int) -> int:
-        k = self.seg_at(r)
-        if k < 0:
+        seg = self.seg_at(r)
+        if seg is None:
             return -1
-        starts, ends = self.marks(k)
+        starts, ends = self.marks(seg)
         j = bisect.bisect_left(starts, r)
         return ends[j] if j < len(starts) and starts[j] == r else -1
 
@@ -988,13 +1326,13 @@ def _skip_gap(text: str, a: int, b: int) -> int:
 
 def _before(text: str, idx: _Index, q: int, ms: int) -> tuple[int, int] | None:
     """Claim ending at ``q`` (just after a non-space); ``None`` when only a prefix precedes."""
-    k = idx.seg_at(q - 1)
-    if k < 0:
+    seg = idx.seg_at(q - 1)
+    if seg is None:
         return None
-    start = idx.content_start(k)
+    start = idx.content_start(seg)
     if q - 1 < start:
         return None
-    ends = idx.marks(k)[1]
+    ends = idx.marks(seg)[1]
     j = bisect.bisect_right(ends, q) - 1
     if j >= 0 and ends[j] > start:
         start = ends[j]
@@ -1011,12 +1349,12 @@ def _after(text: str, idx: _Index, me: int, limit: int = -1) -> tuple[int, int] 
     if idx.after is not None and key in idx.after:
         return idx.after[key]
     got: tuple[int, int] | None = None
-    k = idx.seg_at(r)
-    if k >= 0:
-        end = idx.segs[k].end
+    seg = idx.seg_at(r)
+    if seg is not None:
+        end = seg.end
         if 0 <= limit < end:
             end = limit
-        starts = idx.marks(k)[0]
+        starts = idx.marks(seg)[0]
         j = bisect.bisect_left(starts, r)
         if j < len(starts) and starts[j] < end:
             end = starts[j]
@@ -1029,10 +1367,9 @@ def _after(text: str, idx: _Index, me: int, limit: int = -1) -> tuple[int, int] 
     return got
 
 
-def _table_claim(text: str, idx: _Index, k: int, ms: int, me: int) -> tuple[int, int]:
+def _table_claim(text: str, idx: _Index, seg: Segment, ms: int, me: int) -> tuple[int, int]:
     """Claim of a marker inside a table row: its cell, else the nearest earlier cell."""
-    seg = idx.segs[k]
-    pipes = idx.pipes(k)
+    pipes = idx.pipes(seg)
     j = bisect.bisect_left(pipes, ms) - 1
     cell_lo = pipes[j] + 1 if j >= 0 else seg.start
     nxt = bisect.bisect_left(pipes, me)
@@ -1040,7 +1377,7 @@ def _table_claim(text: str, idx: _Index, k: int, ms: int, me: int) -> tuple[int,
     q = _walk_back(text, idx, ms, False)
     if q > cell_lo and not text[q - 1].isspace():
         start = cell_lo
-        ends = idx.marks(k)[1]
+        ends = idx.marks(seg)[1]
         jm = bisect.bisect_right(ends, q) - 1
         if jm >= 0 and ends[jm] > start:
             start = ends[jm]
@@ -1078,21 +1415,22 @@ def _refine(text: str, idx: _Index, span: tuple[int, int], ms: int) -> tuple[int
     when only an offer precedes the marker.
     """
     a, b = span
-    k = idx.seg_at(b - 1)
-    if k < 0 or idx.segs[k].kind in ("table", "code"):
+    seg = idx.seg_at(b - 1)
+    if seg is None or seg.kind in ("table", "code"):
         return span
     for _ in range(_MAX_OFFERS):
-        start = idx.content_start(k)
+        start = idx.content_start(seg)
         if a < start or not _OFFER_RE.match(text, start, b):
             break
-        got = _statement_before(text, idx, idx.segs[k].start)
+        got = _statement_before(text, idx, seg.start)
         if got is None:
             return ms, ms
         a, b = got
-        k = idx.seg_at(b - 1)
-        if k < 0:
+        found = idx.seg_at(b - 1)
+        if found is None:
             return a, b
-    p = _pointer_before(text, idx, k, a, b, ms)
+        seg = found
+    p = _pointer_before(text, idx, seg, a, b, ms)
     if p >= 0:
         got = _statement_before(text, idx, p)
         if got is not None:
@@ -1116,9 +1454,9 @@ def _statement_before(text: str, idx: _Index, p: int) -> tuple[int, int] | None:
     return got if got is not None and got[0] < got[1] else None
 
 
-def _pointer_before(text: str, idx: _Index, k: int, a: int, b: int, ms: int) -> int:
+def _pointer_before(text: str, idx: _Index, seg: Segment, a: int, b: int, ms: int) -> int:
     """Start of a pointer parenthetical that holds the marker at ``ms`` or ends the claim."""
-    starts, ends = idx.pointers(k)
+    starts, ends = idx.pointers(seg)
     j = bisect.bisect_left(starts, ms) - 1
     if j < 0:
         return -1
@@ -1173,9 +1511,9 @@ def _unwrap(text: str, ms: int, me: int) -> tuple[int, int]:
 
 
 def _claim_of(text: str, idx: _Index, ms: int, me: int) -> tuple[int, int]:
-    k = idx.seg_at(ms)
-    if k >= 0 and idx.segs[k].kind == "table":
-        return _table_claim(text, idx, k, ms, me)
+    seg = idx.seg_at(ms)
+    if seg is not None and seg.kind == "table":
+        return _table_claim(text, idx, seg, ms, me)
     q = _walk_back(text, idx, ms, False)
     if q > 0 and not text[q - 1].isspace():
         got = _before(text, idx, q, ms)
@@ -1224,7 +1562,7 @@ def claim_span(text: str, marker_start: int, marker_end: int | None = None) -> t
         when there is no claim.
     """
     ms, me = _bounds(text, marker_start, marker_end)
-    return _claim(text, _Index(text, memo=False), ms, me)
+    return _claim(text, _Index(cached_segmentation(text), memo=False), ms, me)
 
 
 def claim_spans(text: str, markers: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -1237,7 +1575,13 @@ def claim_spans(text: str, markers: Sequence[tuple[int, int]]) -> list[tuple[int
     Returns:
         One span per marker, equal to ``claim_span(text, start, end)``.
     """
-    idx = _Index(text, memo=True)
+    return claims_in(cached_segmentation(text), markers)
+
+
+def claims_in(segments: Segmentation, markers: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`claim_spans` of the text of ``segments``, split where the claims ask."""
+    text = segments.text
+    idx = _Index(segments, memo=True)
     out: list[tuple[int, int]] = []
     for marker_start, marker_end in markers:
         ms, me = _bounds(text, marker_start, marker_end)

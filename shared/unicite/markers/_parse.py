@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from unicite._marker_syntax import DEFINITION_RE, footnote_number, marker_spans
-from unicite._segment import cached_segments, claim_spans
+from unicite._marker_syntax import DEFINITION_RE, OPENER_RE, footnote_number
+from unicite._segment import Segmentation, claims_in
 from unicite.exceptions import CitationError, UsageError
 from unicite.markers._edit import Edit, EditedText, merge
 from unicite.markers._tokens import (
@@ -239,15 +239,29 @@ def _kinds(style: object) -> frozenset[MarkerKind]:
     return frozenset(kinds)
 
 
-def scan(text: str, context: Context) -> Scan:
-    """Markers and footnote definitions of `text`, outside code blocks, inline code and URLs."""
-    segments, starts = cached_segments(text)
+def scan(text: str, context: Context, segments: Segmentation | None = None) -> Scan:
+    """Markers and footnote definitions of `text`, outside code blocks, inline code and URLs.
+
+    Markers are read segment by segment (see `marker_spans`); only the segments that hold a
+    character a marker opens with (`OPENER_RE`) are looked at, and only they are split.
+    """
+    if segments is None:
+        segments = Segmentation(text)
     tokens: list[Token] = []
     left: list[Token] = []
-    for seg in segments:
+    pos = 0
+    while True:
+        opener = OPENER_RE.search(text, pos)
+        if opener is None:
+            break
+        seg = segments.at(opener.start())
+        if seg is None:  # every character but whitespace lies in a segment
+            pos = opener.end()
+            continue
+        pos = seg.end
         if seg.kind == "code":
             continue
-        for start, end in marker_spans(text, seg.start, seg.end, indexing=True):
+        for start, end in segments.markers(seg, indexing=True):
             token = read_token(text, start, end)
             if token is None:
                 continue
@@ -258,8 +272,7 @@ def scan(text: str, context: Context) -> Scan:
     definitions: list[Definition] = []
     if "footnotes" in context.kinds:
         for m in DEFINITION_RE.finditer(text):
-            k = bisect.bisect_right(starts, m.start(1)) - 1
-            if k >= 0 and segments[k].kind == "code" and m.start(1) < segments[k].end:
+            if segments.in_code(m.start(1)):
                 continue
             label = m.group(1)
             sid, problem = context.define(label, m.group(2))
@@ -449,7 +462,8 @@ def parse_markers(
 
 def build_answer(text: str, context: Context) -> CitedAnswer:
     """Parse the whole of `text` under `context`."""
-    scanned = scan(text, context)
+    segments = Segmentation(text)
+    scanned = scan(text, context, segments)
     diagnostics = list(context.table.notes)
     footnotes: dict[str, tuple[str | None, str | None]] = {}
     for definition in scanned.definitions:
@@ -518,7 +532,9 @@ def build_answer(text: str, context: Context) -> CitedAnswer:
             groups.append((start, end, list(dict.fromkeys(ids))))
         previous_cites = True
 
-    claims = claim_spans(new_text, [(start, end) for start, end, _ in groups])
+    if new_text != text:
+        segments = Segmentation(new_text, segments)
+    claims = claims_in(segments, [(start, end) for start, end, _ in groups])
     # A marker citing a page of a file (a paged chunk) points at that page.
     first_ids = {ids[0] for _, _, ids in groups}
     pages = {
