@@ -268,7 +268,7 @@ class _Parser:
         # The farthest line a decision looked at, and where the parse could resume on a text
         # that begins the same (after a blank line: the line, `far`, len(out), the list).
         self.far = 0
-        self.resumes: list[tuple[int, int, int, bool, int]] = []
+        self.resumes: list[int] = []  # flat, five numbers each (plain ints: cheap to keep)
         self.start: tuple[int, bool, int] = (0, False, 0)
         lines = 0
         if earlier is not None:
@@ -303,13 +303,14 @@ class _Parser:
         n = len(self.text)
         ls = earlier.ls
         safe = bisect.bisect_right(ls, n) - 1  # lines before it end, break included, in text
-        for k in range(len(earlier.resumes) - 1, -1, -1):
-            line, far, count, in_list, list_col = earlier.resumes[k]
+        resumes = earlier.resumes
+        for k in range(len(resumes) - 5, -1, -5):
+            line, far, count, in_list, list_col = resumes[k : k + 5]
             if max(line - 1, far) < safe:
                 self.out = earlier.out[:count]
                 self.far = far
-                self.resumes = earlier.resumes[: k + 1]
-                self.start = (line, in_list, list_col)
+                self.resumes = resumes[: k + 5]
+                self.start = (line, bool(in_list), list_col)
                 return line + 1
         return 0
 
@@ -349,7 +350,7 @@ class _Parser:
                 in_table = False
                 i += 1
                 if self.lazy:
-                    self.resumes.append((i, self.far, len(self.out), in_list, list_col))
+                    self.resumes += (i, self.far, len(self.out), in_list, list_col)
                 continue
             s, e = ls[i], le[i]
             ind = f - s if f == s or text.find("\t", s, f) < 0 else self._indent(s, f)
@@ -576,7 +577,7 @@ class _Parser:
         points: list[int] = []
         decide = runs.decide
         start = scan
-        for r in range(len(runs.spans)):
+        for r in range(len(runs.starts)):
             k = decide(r, start)
             if k >= 0:
                 points.append(k)
@@ -657,7 +658,18 @@ class _Runs:
     asks where the sentence began (``start``, the previous boundary).
     """
 
-    __slots__ = ("be", "bs", "codes", "marks", "mstarts", "parser", "quote", "spans", "text")
+    __slots__ = (
+        "be",
+        "bs",
+        "codes",
+        "ends",
+        "marks",
+        "mstarts",
+        "parser",
+        "quote",
+        "starts",
+        "text",
+    )
 
     def __init__(self, parser: _Parser, bs: int, be: int, scan: int, quote: bool) -> None:
         text = parser.text
@@ -671,16 +683,20 @@ class _Runs:
         self.codes = codes
         self.marks = marks
         self.mstarts = [a for a, _ in marks]
-        spans = [m.span() for m in TERM_RE.finditer(text, scan, be)]
-        if spans and (codes or marks):
+        found = list(TERM_RE.finditer(text, scan, be))
+        starts = [m.start() for m in found]
+        ends = [m.end() for m in found]
+        if starts and (codes or marks):
             # Leave out the runs that start inside inline code or a marker.
-            starts = [i for i, _ in spans]
             inside: set[int] = set()
             for a, b in (*codes, *marks):
                 inside.update(range(bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)))
             if inside:
-                spans = [span for r, span in enumerate(spans) if r not in inside]
-        self.spans = spans
+                keep = [r for r in range(len(starts)) if r not in inside]
+                starts = [starts[r] for r in keep]
+                ends = [ends[r] for r in keep]
+        self.starts = starts
+        self.ends = ends
 
     def decide(self, r: int, start: int) -> int:
         """Where the sentence that run ``r`` ends stops, or -1 when the run ends none.
@@ -689,7 +705,7 @@ class _Runs:
         decision depends on it.
         """
         text, be, quote = self.text, self.be, self.quote
-        i, j = self.spans[r]
+        i, j = self.starts[r], self.ends[r]
         cjk = text[j - 1] in _CJK_TERMS
         k = j
         while k < be and text[k] in _CLOSERS:
@@ -754,11 +770,11 @@ class _Sentences:
         self.block = block
         self.runs = runs = _Runs(parser, block.start, block.end, block.scan, False)
         self.forced = parser._forced(block.first, block.last, False, runs.mstarts, runs.marks)
-        self.run_starts = [i for i, _ in runs.spans]
-        self.decided = [_UNDECIDED] * len(runs.spans)
+        self.run_starts = runs.starts
+        self.decided = [_UNDECIDED] * len(runs.starts)
         self.found: list[Segment] = []
         self.found_starts: list[int] = []
-        self.markers: dict[tuple[int, bool], list[tuple[int, int]]] = {}
+        self.markers: dict[int, list[tuple[int, int]]] = {}
 
     def _point(self, r: int) -> int:
         k = self.decided[r]
@@ -831,7 +847,7 @@ class _Whole:
     def __init__(self, segs: list[Segment]) -> None:
         self.segs = segs
         self.starts = [seg.start for seg in segs]
-        self.markers: dict[tuple[int, bool], list[tuple[int, int]]] = {}
+        self.markers: dict[int, list[tuple[int, int]]] = {}
 
     def at(self, pos: int) -> Segment | None:
         k = bisect.bisect_right(self.starts, pos) - 1
@@ -858,7 +874,7 @@ class Segmentation:
         self.units = self._parser.run()
         self.starts = [unit.start for unit in self.units]
         self._split: dict[int, _Sentences | _Whole] = {}
-        self._markers: dict[tuple[int, bool], list[tuple[int, int]]] = {}
+        self._markers: dict[int, list[tuple[int, int]]] = {}
         self._last = Segment(0, 0, "sentence")  # the last one found: asked about again and again
 
     def in_code(self, pos: int) -> bool:
@@ -908,14 +924,15 @@ class Segmentation:
             if split is None:
                 split = self._split_of(u, unit)
             kept = split.markers
-        got = kept.get((seg.start, indexing))
+        key = 2 * seg.start + indexing  # plain ints: cheap to keep
+        got = kept.get(key)
         if got is None:
-            with_indexes = None if indexing else kept.get((seg.start, True))
+            with_indexes = None if indexing else kept.get(key + 1)
             if with_indexes is not None:
                 got = without_indexes(self.text, with_indexes, seg.start)
             else:
                 got = marker_spans(self.text, seg.start, seg.end, indexing=indexing)
-            kept[(seg.start, indexing)] = got
+            kept[key] = got
         return got
 
     def _split_of(self, u: int, unit: _Block) -> _Sentences | _Whole:
