@@ -45,6 +45,11 @@ if HAVE_VCR:
             ],
             "filter_query_parameters": ["key"],
             "allow_playback_repeats": False,
+            # Provider cassettes never hold requests to this machine. Cassettes are entered
+            # by patching the HTTP clients process-wide, so one entered and left while another
+            # thread entered its own (a replaying example server) can stay patched after its
+            # test: a later test's local server is then still reached.
+            "ignore_localhost": True,
         }
 
     @pytest.fixture(scope="module")
