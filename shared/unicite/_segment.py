@@ -305,7 +305,9 @@ class _Parser:
         safe = bisect.bisect_right(ls, n) - 1  # lines before it end, break included, in text
         resumes = earlier.resumes
         for k in range(len(resumes) - 5, -1, -5):
-            line, far, count, in_list, list_col = resumes[k : k + 5]
+            # Read one by one: Cython cannot compile unpacking a slice with variable bounds.
+            line, far, count = resumes[k], resumes[k + 1], resumes[k + 2]
+            in_list, list_col = resumes[k + 3], resumes[k + 4]
             if max(line - 1, far) < safe:
                 self.out = earlier.out[:count]
                 self.far = far
