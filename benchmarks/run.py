@@ -288,9 +288,17 @@ def both(selection: list[str]) -> dict[str, Any]:
     if compiled["machine"]["accelerator"] != "compiled":
         print("warning: no compiled build runs here: both runs are pure Python", file=sys.stderr)
     same = {(f["benchmark"], f["name"]): f for f in compiled["figures"]}
+    # A figure naming what it found (the worst response) may name another in the other run:
+    # then its twin is the figure in the same place, when both runs gave the same figures.
+    aligned = len(pure["figures"]) == len(compiled["figures"]) and all(
+        p["benchmark"] == c["benchmark"]
+        for p, c in zip(pure["figures"], compiled["figures"], strict=True)
+    )
     figures = list(compiled["figures"])
-    for f in pure["figures"]:
+    for n, f in enumerate(pure["figures"]):
         twin = same.get((f["benchmark"], f["name"]))
+        if twin is None and aligned:
+            twin = compiled["figures"][n]
         figure = Figure(
             name=f"{f['name']} (pure Python)",
             value=f["value"],
