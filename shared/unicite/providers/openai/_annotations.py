@@ -14,12 +14,13 @@ from typing import Any, Literal
 
 from unicite._segment import MARKER_RE, claim_span
 from unicite.model import Citation, UrlLocation
-from unicite.providers._base import CitationEvent
+from unicite.providers._base import CitationEvent, Provider, RebuildingStream
 from unicite.providers._builder import AnswerBuilder
 
 __all__ = [
     "NAME",
     "ClaimCache",
+    "ClaimsKeptStream",
     "add_unique",
     "annotation",
     "announce_built",
@@ -149,6 +150,27 @@ def claims_kept(cache: ClaimCache) -> Iterator[None]:
         yield
     finally:
         _CLAIMS.reset(token)
+
+
+class ClaimsKeptStream(RebuildingStream):
+    """An OpenAI stream whose claims located while announcing are taken by the final read."""
+
+    def __init__(self, provider: Provider, **options: Any) -> None:
+        super().__init__(provider, **options)
+        self._claims: ClaimCache = {}
+
+    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
+        """Take one event; return the citations it made final (their claims are kept)."""
+        with claims_kept(self._claims):
+            return super().feed(event)
+
+    def finish(self, builder: AnswerBuilder) -> None:
+        """Read the rebuilt response, taking the claims located while announcing."""
+        if not self._claims:
+            super().finish(builder)
+            return
+        with claims_kept(self._claims):
+            super().finish(builder)
 
 
 def _claim_before(text: str, start: int, end: int) -> tuple[int, int]:

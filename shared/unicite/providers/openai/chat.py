@@ -9,15 +9,14 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
+from unicite.providers._base import CitationEvent, Provider, StreamReader
 from unicite.providers._builder import AnswerBuilder
 from unicite.providers.openai._annotations import (
     NAME,
-    ClaimCache,
+    ClaimsKeptStream,
     annotation,
     announce_built,
     citation_key,
-    claims_kept,
     is_placeholder,
 )
 from unicite.providers.openai._content import chat_completion, is_chat_content
@@ -160,7 +159,7 @@ class OpenAIChatProvider(Provider):
         return chat_completion(content, fields) if is_chat_content(content, fields) else None
 
 
-class _ChatStream(RebuildingStream):
+class _ChatStream(ClaimsKeptStream):
     """Accumulates chunks into the completion they add up to."""
 
     def __init__(self, provider: Provider, **options: Any) -> None:
@@ -178,21 +177,6 @@ class _ChatStream(RebuildingStream):
         # from the whole text: such a stream announces its citations when it ends.
         self._whole = False
         self._context_noted = False
-        # Claims located while announcing, taken again by the final read (see `claims_kept`).
-        self._claims: ClaimCache = {}
-
-    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
-        """Take one event; return the citations it made final (their claims are kept)."""
-        with claims_kept(self._claims):
-            return super().feed(event)
-
-    def finish(self, builder: AnswerBuilder) -> None:
-        """Read the rebuilt response, taking the claims located while announcing."""
-        if not self._claims:
-            super().finish(builder)
-            return
-        with claims_kept(self._claims):
-            super().finish(builder)
 
     def take(self, event: Mapping[str, Any]) -> bool:
         """Merge one chunk; True when it may have settled citations."""

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from unicite.providers._base import CitationEvent, Provider, RebuildingStream, StreamReader
+from unicite.providers._base import CitationEvent, Provider, StreamReader
 from unicite.providers._builder import AnswerBuilder
 from unicite.providers.openai._agents import (
     AGENT_EVENTS,
@@ -22,12 +22,11 @@ from unicite.providers.openai._agents import (
 )
 from unicite.providers.openai._annotations import (
     NAME,
-    ClaimCache,
+    ClaimsKeptStream,
     add_unique,
     annotation,
     announce_built,
     citation_key,
-    claims_kept,
     is_placeholder,
     keep_unknown,
     kind_name,
@@ -545,7 +544,7 @@ def _terminal_response(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-class _ResponsesStream(RebuildingStream):
+class _ResponsesStream(ClaimsKeptStream):
     """Rebuilds the response from its events (the terminal event's own when it has one).
 
     Citations are announced as soon as their annotation and the text their claim needs have
@@ -580,21 +579,6 @@ class _ResponsesStream(RebuildingStream):
         self._model: str | None = None
         self._turns: list[dict[str, Any]] = []
         self._turn: _ResponsesStream | None = None
-        # Claims located while announcing, taken again by the final read (see `claims_kept`).
-        self._claims: ClaimCache = {}
-
-    def feed(self, event: Mapping[str, Any]) -> list[CitationEvent]:
-        """Take one event; return the citations it made final (their claims are kept)."""
-        with claims_kept(self._claims):
-            return super().feed(event)
-
-    def finish(self, builder: AnswerBuilder) -> None:
-        """Read the rebuilt response, taking the claims located while announcing."""
-        if not self._claims:
-            super().finish(builder)
-            return
-        with claims_kept(self._claims):
-            super().finish(builder)
 
     # --- snapshot ------------------------------------------------------------------------
 
