@@ -14,9 +14,18 @@ import datetime as _dt
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from unicite.model import CitedAnswer
+from unicite.model import CitedAnswer, Source
 
-__all__ = ["ROW_FIELDS", "Row", "canonical", "day_of", "row_of", "tld_of", "unreadable_row"]
+__all__ = [
+    "ROW_FIELDS",
+    "Row",
+    "canonical",
+    "day_of",
+    "read_row",
+    "row_of",
+    "tld_of",
+    "unreadable_row",
+]
 
 
 class Row(TypedDict):
@@ -67,24 +76,46 @@ def row_of(answer: CitedAnswer, *, day: str | None = None) -> Row:
     """The row of an answer `extract()` built: what the analytics sink's row must equal."""
     if answer.provider is None and not answer.text and answer.diagnostics:
         return unreadable_row(answer.diagnostics[0], day=day)
-    cited_ids = {sid for citation in answer.citations for sid in citation.source_ids}
-    grounded = answer.extras.get("grounded_effective")
-    sources = answer.sources
+    return read_row(
+        provider=answer.provider,
+        model=answer.model,
+        day=day,
+        extras=answer.extras,
+        citations=len(answer.citations),
+        sources=answer.sources,
+        cited={sid for citation in answer.citations for sid in citation.source_ids},
+        diagnostics=len(answer.diagnostics),
+    )
+
+
+def read_row(
+    *,
+    provider: str | None,
+    model: str | None,
+    day: str | None,
+    extras: Mapping[str, Any],
+    citations: int,
+    sources: list[Source],
+    cited: set[str],
+    diagnostics: int,
+) -> Row:
+    """The row of a read response, from what both sinks know: its answer's or its reading's."""
+    grounded = extras.get("grounded_effective")
     domains = [source.domain for source in sources]
     return canonical(
         Row(
-            provider=answer.provider,
-            model=answer.model,
+            provider=provider,
+            model=model,
             day=day,
             grounded=grounded if isinstance(grounded, bool) else None,
-            citations=len(answer.citations),
+            citations=citations,
             sources=len(sources),
             urls=[source.url for source in sources],
             domains=domains,
             tlds=[tld_of(domain) for domain in domains],
             redirects=[source.redirect for source in sources],
-            cited=[source.id in cited_ids for source in sources],
-            diagnostics=len(answer.diagnostics),
+            cited=[source.id in cited for source in sources],
+            diagnostics=diagnostics,
             error=None,
         )
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from unicite.analytics._rows import Row, canonical, tld_of
+from unicite.analytics._rows import Row, read_row
 from unicite.providers import AnswerBuilder, read_response
 
 __all__ = ["RowSink", "sink_row"]
@@ -27,26 +27,15 @@ class RowSink(AnswerBuilder):
 
     def row(self, *, day: str | None = None) -> Row:
         """The figures `row_of` reads from the answer `build` would make."""
-        cited = self.cited_ids()
-        sources = self.ledger.sources
-        domains = [source.domain for source in sources]
-        grounded = self.extras.get("grounded_effective")
-        return canonical(
-            Row(
-                provider=self.provider,
-                model=self.model,
-                day=day,
-                grounded=grounded if isinstance(grounded, bool) else None,
-                citations=self.declared,
-                sources=len(sources),
-                urls=[source.url for source in sources],
-                domains=domains,
-                tlds=[tld_of(domain) for domain in domains],
-                redirects=[source.redirect for source in sources],
-                cited=[source.id in cited for source in sources],
-                diagnostics=len(self.diagnostics),
-                error=None,
-            )
+        return read_row(
+            provider=self.provider,
+            model=self.model,
+            day=day,
+            extras=self.extras,
+            citations=self.declared,
+            sources=self.ledger.sources,
+            cited=self.cited_ids(),
+            diagnostics=len(self.diagnostics),
         )
 
 
